@@ -1,0 +1,68 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let package = Package(
+    name: "Lookout",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "lookout", targets: ["lookout"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+    ],
+    targets: [
+        // The HTTP server: the only code that includes <microhttpd.h>.
+        .target(
+            name: "CMicroHTTPD",
+            linkerSettings: [.linkedLibrary("microhttpd")]
+        ),
+        .target(
+            name: "LookoutHTTP",
+            dependencies: [
+                "CMicroHTTPD",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "LookoutJSON"),
+        .target(name: "LookoutStore", dependencies: ["LookoutJSON"]),
+        .target(
+            name: "LookoutAuth",
+            dependencies: [
+                "LookoutJSON",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ]
+        ),
+        .target(name: "LookoutFeeds", dependencies: ["LookoutStore", "LookoutJSON"]),
+        .target(
+            name: "LookoutApp",
+            dependencies: [
+                "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.copy("Resources/demo-data.json")]
+        ),
+        .executableTarget(
+            name: "lookout",
+            dependencies: [
+                "LookoutApp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // A real HTTP/1.1 client over sockets, shared by the end-to-end tests.
+        .target(name: "LookoutTestSupport"),
+        .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutJSONTests", dependencies: ["LookoutJSON"]),
+        .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth"]),
+        .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),
+        .testTarget(
+            name: "LookoutAppTests",
+            dependencies: ["LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport"]
+        ),
+    ]
+)

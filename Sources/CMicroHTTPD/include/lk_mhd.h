@@ -1,0 +1,129 @@
+// CMicroHTTPD: Lookout's HTTP server, a thin layer over libmicrohttpd 0.9.75.
+//
+// Why this exists: Swift cannot call C variadic functions (MHD_start_daemon,
+// MHD_get_connection_info, ...), and libmicrohttpd's access-handler protocol (a first
+// call, one call per body chunk, a final call) is easier to get right once, in C. This
+// header is the contract: Swift sees one callback per complete request and a handful of
+// non-variadic calls to answer, suspend and resume it. It is the only code in Lookout
+// that includes <microhttpd.h>.
+//
+// Threading: the handler runs on one of the daemon's threads and must not block.
+// A request is answered exactly once, either inside the handler (lk_mhd_respond) or,
+// after lk_mhd_suspend, from any thread (lk_mhd_respond resumes the connection).
+
+#ifndef LK_MHD_H
+#define LK_MHD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A running daemon bound to one address.
+typedef struct lk_mhd_server lk_mhd_server;
+
+/// One HTTP request, from its first header to the end of its response.
+///
+/// Valid from the handler call until the request completes (its response was sent or
+/// the connection failed). Swift must not use it after answering it.
+typedef struct lk_mhd_request lk_mhd_request;
+
+/// Called once per complete request (headers and the whole body read), on a daemon thread,
+/// or early, before the body is read, when its declared length is over the limit.
+/// The handler must call lk_mhd_respond or lk_mhd_suspend before returning; if it does
+/// neither, the request is answered 500.
+typedef void (*lk_mhd_handler)(void *context, lk_mhd_request *request);
+
+/// How a daemon listens and what it accepts.
+typedef struct lk_mhd_config {
+    /// Numeric address to bind: "127.0.0.1", "::1", "0.0.0.0", or "::" (dual stack, IPv4 too).
+    const char *bind_address;
+    /// TCP port; 0 picks a free one (read it back with lk_mhd_port).
+    uint16_t port;
+    /// Worker threads, each with its own epoll loop; 0 or 1 means one internal thread.
+    unsigned int thread_count;
+    /// Most connections open at once; the rest wait in the kernel's accept queue.
+    unsigned int connection_limit;
+    /// Most connections open at once from one client address; 0 means no limit.
+    unsigned int per_ip_connection_limit;
+    /// Seconds a connection may sit idle (not suspended) before it is closed; 0 = never.
+    unsigned int idle_timeout_seconds;
+    /// Bytes of per-connection memory, which bounds the request line plus headers.
+    size_t connection_memory_bytes;
+    /// Largest request body accepted; larger ones are answered 413.
+    size_t max_body_bytes;
+    /// Called for each complete request with `context`.
+    lk_mhd_handler handler;
+    void *context;
+} lk_mhd_config;
+
+/// One response header.
+typedef struct lk_mhd_header {
+    const char *name;
+    const char *value;
+} lk_mhd_header;
+
+/// Starts a daemon. Returns NULL and writes a reason into `error` when it cannot.
+lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t error_size);
+
+/// The port the daemon listens on.
+uint16_t lk_mhd_port(const lk_mhd_server *server);
+
+/// Stops accepting new connections; open ones are still served.
+void lk_mhd_quiesce(lk_mhd_server *server);
+
+/// Requests suspended and not yet completed (answered and sent, or failed).
+unsigned int lk_mhd_suspended_count(const lk_mhd_server *server);
+
+/// Stops the daemon and frees it.
+/// - Precondition: every suspended request has been answered (lk_mhd_suspended_count is 0);
+///   stopping with suspended connections is an API violation in libmicrohttpd.
+void lk_mhd_stop(lk_mhd_server *server);
+
+/// The request method, e.g. "GET".
+const char *lk_mhd_request_method(const lk_mhd_request *request);
+
+/// The raw request target as sent (path and query, not percent-decoded).
+const char *lk_mhd_request_target(const lk_mhd_request *request);
+
+/// The value of the first header named `name` (case-insensitive), or NULL.
+const char *lk_mhd_request_header(const lk_mhd_request *request, const char *name);
+
+/// Calls `visit` for each request header in wire order.
+void lk_mhd_request_headers(const lk_mhd_request *request,
+                            void (*visit)(void *context, const char *name, const char *value),
+                            void *context);
+
+/// The request body (NULL when there is none) and its length.
+const uint8_t *lk_mhd_request_body(const lk_mhd_request *request, size_t *length);
+
+/// Nonzero when the body was larger than the configured limit (it was not kept).
+/// The handler is then called early or with no body, and should answer 413.
+int lk_mhd_request_body_too_large(const lk_mhd_request *request);
+
+/// Writes the client's address as text ("127.0.0.1", "::1") into `buffer`.
+void lk_mhd_request_client_address(const lk_mhd_request *request, char *buffer, size_t size);
+
+/// Suspends the request so it can be answered later from any thread.
+/// - Precondition: called from the handler, at most once.
+/// - Warning: publish the request to other threads only after this returns; resuming
+///   a connection that is not yet suspended is undefined in libmicrohttpd.
+void lk_mhd_suspend(lk_mhd_request *request);
+
+/// Answers the request: copies the headers and body. Returns 0 on success, -1 when out of
+/// memory. A header whose name or value holds CR, LF or TAB is dropped.
+///
+/// From the handler, the response is queued when the handler returns. After
+/// lk_mhd_suspend, it may be called from any thread: it resumes the connection.
+/// - Precondition: called exactly once per request.
+int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
+                   const lk_mhd_header *headers, size_t header_count,
+                   const void *body, size_t body_length);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,93 @@
+import LookoutAuth
+import LookoutHTTP
+import LookoutJSON
+
+/// An error as the client sees it: a status, a stable machine-readable code and a
+/// human-readable message. Every error answer of the service is made from one of these,
+/// as `{"error":{"code","message","requestId"}}`.
+///
+/// Domain errors are mapped here, in one place; anything unmapped becomes 500 `internal`
+/// with no detail on the wire (it is logged in full instead).
+struct APIError: Error, Equatable {
+    let status: Int
+    let code: String
+    let message: String
+    var headers: [(String, String)] = []
+
+    static func == (lhs: APIError, rhs: APIError) -> Bool {
+        lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message
+    }
+
+    static func badRequest(_ code: String, _ message: String) -> APIError {
+        APIError(status: 400, code: code, message: message)
+    }
+
+    static func invalidParameter(_ name: String, _ message: String) -> APIError {
+        APIError(status: 400, code: "invalid_parameter", message: "Parameter '\(name)': \(message)")
+    }
+
+    static let notFound = APIError(status: 404, code: "not_found", message: "No resource at this path.")
+
+    static func methodNotAllowed(_ allowed: [String]) -> APIError {
+        APIError(
+            status: 405, code: "method_not_allowed",
+            message: "This path accepts \(allowed.joined(separator: ", ")).",
+            headers: [("Allow", allowed.joined(separator: ", "))])
+    }
+
+    static func payloadTooLarge(limit: Int) -> APIError {
+        APIError(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
+    }
+
+    static let unsupportedMediaType = APIError(
+        status: 415, code: "unsupported_media_type", message: "The request body must be sent as Content-Type: application/json.")
+
+    static let internalError = APIError(status: 500, code: "internal", message: "Something went wrong on our side.")
+
+    static let shuttingDown = APIError(
+        status: 503, code: "shutting_down", message: "The server is shutting down; retry shortly.",
+        headers: [("Retry-After", "1")])
+
+    static func malformedJSON(_ error: JSONParseError) -> APIError {
+        .badRequest("malformed_json", "The body is not valid JSON: \(error.description).")
+    }
+
+}
+
+extension APIError {
+    /// 401 for a failed authentication, with the RFC 6750 challenge.
+    init(_ error: AuthError) {
+        switch error {
+        case .invalidCredentials:
+            self = .unauthorized("invalid_credentials", "The email or password is wrong.", challenge: #"Bearer realm="lookout""#)
+        case .missingToken:
+            self = .unauthorized("missing_token", "Send the token as Authorization: Bearer <token>.", challenge: #"Bearer realm="lookout""#)
+        case .notBearer:
+            self = .unauthorized("invalid_token", "The Authorization scheme must be Bearer.", challenge: #"Bearer realm="lookout""#)
+        case .invalidToken(let reason):
+            self = .unauthorized("invalid_token", "The token is invalid: \(reason).", challenge: #"Bearer realm="lookout", error="invalid_token""#)
+        case .tokenExpired:
+            self = .unauthorized("token_expired", "The token has expired; log in again.", challenge: #"Bearer realm="lookout", error="invalid_token""#)
+        case .tokenNotYetValid:
+            self = .unauthorized("invalid_token", "The token is not valid yet.", challenge: #"Bearer realm="lookout", error="invalid_token""#)
+        case .invalidConfiguration:
+            self = .internalError
+        }
+    }
+
+    private static func unauthorized(_ code: String, _ message: String, challenge: String) -> APIError {
+        APIError(status: 401, code: code, message: message, headers: [("WWW-Authenticate", challenge)])
+    }
+
+    /// The wire form of this error for the request `requestID`.
+    func response(requestID: String) -> HTTPResponse {
+        let body: JSONValue = [
+            "error": ["code": .string(code), "message": .string(message), "requestId": .string(requestID)]
+        ]
+        var response = HTTPResponse.json(body, status: status, requestID: requestID)
+        for (name, value) in headers {
+            response.headers.add(name, value)
+        }
+        return response
+    }
+}

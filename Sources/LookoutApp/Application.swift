@@ -1,0 +1,81 @@
+import LookoutAuth
+import LookoutFeeds
+import LookoutHTTP
+import LookoutStore
+import Logging
+
+#if canImport(Foundation)
+    import Foundation
+#endif
+
+/// A built, not yet started Lookout: its server and everything it serves.
+public final class Application: Sendable {
+    private let server: HTTPServer
+    public let logger: Logger
+
+    init(server: HTTPServer, logger: Logger) {
+        self.server = server
+        self.logger = logger
+    }
+
+    /// The port it listens on, once started.
+    public var port: Int { server.port }
+
+    /// Starts listening on every configured address.
+    public func start() throws {
+        try server.start()
+    }
+
+    /// Answers every held request, then stops.
+    public func shutdown() {
+        server.shutdown()
+    }
+}
+
+/// Builds the service from its configuration: loads the data file, opens the data
+/// directory and its signing key, and wires the routes. Used by `main` and by the tests.
+///
+/// - Parameter now: the wall clock, injected so token expiry can be tested.
+/// - Throws: ``StartupError`` naming what is wrong; nothing is listening then.
+public func buildApplication(
+    configuration: AppConfiguration,
+    logger: Logger = Logger(label: "lookout"),
+    now: @escaping @Sendable () -> Date = Date.init
+) async throws -> Application {
+    let data = try DataFile.load(path: configuration.dataFile)
+    let store: DocumentStore
+    do {
+        store = try DocumentStore(data.collections)
+    } catch {
+        throw StartupError("data file: \(error)")
+    }
+    let users: UserDirectory
+    do {
+        users = try UserDirectory(data.users)
+    } catch {
+        throw StartupError("data file: \(error)")
+    }
+    let key = try signingKey(configuration)
+    let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
+
+    var router = Router()
+    SeedRoutes(feeds: SeedFeeds(store: store), users: users, tokens: tokens).register(in: &router)
+    let responder = LookoutResponder(router: router, maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)
+    return Application(server: HTTPServer(configuration: configuration.http, responder: responder), logger: logger)
+}
+
+private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey {
+    do {
+        if let given = configuration.signingKey {
+            return try SigningKey(base64: given)
+        }
+        try FileManager.default.createDirectory(
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return try SigningKey.loadOrCreate(at: configuration.dataDirectory + "/signing-key")
+    } catch let error as AuthError {
+        if case .invalidConfiguration(let reason) = error { throw StartupError(reason) }
+        throw StartupError("signing key: \(error)")
+    } catch {
+        throw StartupError("cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
+    }
+}

@@ -1,0 +1,89 @@
+import LookoutAuth
+import LookoutJSON
+import LookoutStore
+
+#if canImport(Foundation)
+    import Foundation
+#endif
+
+/// A data file: the collections to serve and the users who can log in.
+///
+/// ```json
+/// {"collections": [{"name": "info_feed", "page_size": 10, "sort": ["id"], "documents": [...]}],
+///  "users": [{"email": "demo@example.com", "role": "reader", "password_hash": "$scrypt$..."}]}
+/// ```
+struct DataFile {
+    let collections: [DocumentCollection]
+    let users: [User]
+
+    /// Loads the file at `path`, or the demo data shipped with Lookout when `path` is nil.
+    static func load(path: String?) throws(StartupError) -> DataFile {
+        let location: String
+        if let path {
+            location = path
+        } else {
+            guard let bundled = Bundle.module.path(forResource: "demo-data", ofType: "json") else {
+                throw StartupError("the bundled demo data is missing; pass --data-file")
+            }
+            location = bundled
+        }
+        guard let data = FileManager.default.contents(atPath: location) else {
+            throw StartupError("cannot read data file \(location)")
+        }
+        do {
+            return try DataFile(json: try JSONParser.parse(Array(data)))
+        } catch let error as JSONParseError {
+            throw StartupError("data file \(location) is not valid JSON: \(error)")
+        } catch let error as StartupError {
+            throw StartupError("data file \(location): \(error)")
+        } catch {
+            throw StartupError("data file \(location): \(error)")
+        }
+    }
+
+    init(json: JSONValue) throws {
+        guard case .object(let root) = json else { throw StartupError("the top level must be an object") }
+        let collectionList = try Self.array(root["collections"] ?? [], "collections")
+        var collections: [DocumentCollection] = []
+        for (index, entry) in collectionList.enumerated() {
+            guard case .object(let declaration) = entry, let name = declaration["name"]?.stringValue else {
+                throw StartupError("collections[\(index)] needs a string \"name\"")
+            }
+            var options = DocumentCollection.Options()
+            if let sort = declaration["sort"] {
+                options.sort = try Self.array(sort, "\(name).sort").map { field in
+                    guard let field = field.stringValue else { throw StartupError("\(name).sort must list field names") }
+                    return field
+                }
+            }
+            if let pageSize = declaration["page_size"] {
+                guard let size = pageSize.intValue else { throw StartupError("\(name).page_size must be an integer") }
+                options.pageSize = size
+            }
+            let documents = try Self.array(declaration["documents"] ?? [], "\(name).documents")
+            collections.append(try DocumentCollection(name: name, options: options, documents: documents))
+        }
+        var users: [User] = []
+        for (index, entry) in try Self.array(root["users"] ?? [], "users").enumerated() {
+            guard let email = entry["email"]?.stringValue, let hash = entry["password_hash"]?.stringValue else {
+                throw StartupError("users[\(index)] needs string \"email\" and \"password_hash\"")
+            }
+            let roleName = entry["role"]?.stringValue ?? User.Role.reader.rawValue
+            guard let role = User.Role(rawValue: roleName) else {
+                throw StartupError("users[\(index)].role must be one of reader, editor, admin")
+            }
+            do {
+                users.append(User(email: email, role: role, passwordHash: try PasswordHash(hash)))
+            } catch {
+                throw StartupError("users[\(index)].password_hash is not a $scrypt$ PHC string")
+            }
+        }
+        self.collections = collections
+        self.users = users
+    }
+
+    private static func array(_ value: JSONValue, _ name: String) throws -> [JSONValue] {
+        guard let array = value.arrayValue else { throw StartupError("\(name) must be an array") }
+        return array
+    }
+}

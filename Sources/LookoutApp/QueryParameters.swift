@@ -1,0 +1,51 @@
+/// The decoded `name=value` pairs of a query string, in order.
+///
+/// `+` means a space and `%XX` a byte, as browsers and curl encode them; a malformed
+/// escape is kept literally rather than refused.
+struct QueryParameters: Sendable {
+    private let pairs: [(name: String, value: String)]
+
+    init(_ query: Substring) {
+        pairs = query.split(separator: "&").map { item in
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (Self.decode(parts[0]), parts.count > 1 ? Self.decode(parts[1]) : "")
+        }
+    }
+
+    /// The first value given for `name`.
+    subscript(name: String) -> String? {
+        pairs.first { $0.name == name }?.value
+    }
+
+    static func decode(_ text: Substring, plusIsSpace: Bool = true) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = Array(text.utf8)[...]
+        while let byte = iterator.popFirst() {
+            if byte == UInt8(ascii: "+"), plusIsSpace {
+                bytes.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), iterator.count >= 2,
+                let high = hexValue(iterator[iterator.startIndex]),
+                let low = hexValue(iterator[iterator.startIndex + 1])
+            {
+                bytes.append(high << 4 | low)
+                iterator.removeFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

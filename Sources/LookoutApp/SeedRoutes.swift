@@ -1,0 +1,99 @@
+import LookoutAuth
+import LookoutFeeds
+import LookoutHTTP
+import LookoutJSON
+
+/// The seed iOS app's six endpoints (contract/seed-app.md), plus the placeholder
+/// images its demo thumbnails point at.
+struct SeedRoutes: Sendable {
+    let feeds: SeedFeeds
+    let users: UserDirectory
+    let tokens: TokenService
+
+    func register(in router: inout Router) {
+        router.add("POST", "/v1/auth/login", .deferred(login))
+        router.add("POST", "/v1/auth/verify", .deferred(verify))
+        for collection in ["pickup_feeds", "category_feeds", "galleries"] {
+            router.add("GET", "/v1/\(collection)", .immediate { try list(collection, $0) })
+        }
+        router.add("GET", "/v1/info_feed", .immediate(informationPage))
+        router.add("GET", "/images/{name}", .immediate(image))
+    }
+
+    /// `POST /v1/auth/login`: `{"email","password"}` → `{"token"}`. Any Authorization
+    /// header is ignored: the app sends its stale token here too.
+    func login(_ context: RequestContext) async throws -> HTTPResponse {
+        let body = try context.jsonBody()
+        guard case .object = body else { throw APIError.badRequest("invalid_body", "The body must be a JSON object.") }
+        guard let email = body["email"]?.stringValue else {
+            throw APIError.badRequest("invalid_body", "The body needs a string \"email\".")
+        }
+        guard let password = body["password"]?.stringValue else {
+            throw APIError.badRequest("invalid_body", "The body needs a string \"password\".")
+        }
+        let user = try users.authenticate(email: email, password: password)
+        let token = try await tokens.issue(for: user)
+        return noStore(.json(["token": .string(token)], requestID: context.requestID))
+    }
+
+    /// `POST /v1/auth/verify`: answers the presented token if it is valid, else 401.
+    func verify(_ context: RequestContext) async throws -> HTTPResponse {
+        if !context.request.body.isEmpty {
+            _ = try context.jsonBody()
+        }
+        let token = try BearerToken.parse(context.request.headers["Authorization"])
+        _ = try await tokens.verify(token)
+        return noStore(.json(["token": .string(token)], requestID: context.requestID))
+    }
+
+    func list(_ collection: String, _ context: RequestContext) throws -> HTTPResponse {
+        guard let documents = feeds.list(collection) else { throw APIError.notFound }
+        return .json(documents, requestID: context.requestID)
+    }
+
+    /// `GET /v1/info_feed?page=N`, pages from 1; a missing or non-integer page is 400.
+    func informationPage(_ context: RequestContext) throws -> HTTPResponse {
+        guard let text = context.query["page"] else {
+            throw APIError.invalidParameter("page", "required; pages start at 1.")
+        }
+        guard let number = Int(text), number >= 1 else {
+            throw APIError.invalidParameter("page", "must be an integer of at least 1, not '\(text.prefix(32))'.")
+        }
+        guard let page = feeds.informationPage(number) else { throw APIError.notFound }
+        return .json(page, requestID: context.requestID)
+    }
+
+    /// `GET /images/<name>.png`: a generated placeholder, so demo thumbnails resolve.
+    func image(_ context: RequestContext) throws -> HTTPResponse {
+        let file = context.pathParameters["name"] ?? ""
+        guard file.hasSuffix(".png") else { throw APIError.notFound }
+        let name = file.dropLast(4)
+        guard (1...64).contains(name.utf8.count),
+            name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") })
+        else { throw APIError.notFound }
+        return HTTPResponse(
+            status: 200,
+            headers: HTTPHeaders([
+                ("Content-Type", "image/png"), ("Cache-Control", "public, max-age=86400"), ("X-Request-Id", context.requestID),
+            ]),
+            body: PlaceholderImage.png(named: String(name)))
+    }
+
+    private func noStore(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.add("Cache-Control", "no-store")
+        return response
+    }
+}
+
+/// The token in an `Authorization: Bearer <token>` header (RFC 6750 §2.1).
+enum BearerToken {
+    static func parse(_ header: String?) throws(AuthError) -> String {
+        guard let header else { throw .missingToken }
+        let parts = header.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .notBearer }
+        let token = parts[1].trimmingSpaces()
+        guard !token.isEmpty else { throw .invalidToken("the token is empty") }
+        return String(token)
+    }
+}

@@ -1,0 +1,205 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Errors starting the HTTP server.
+public enum HTTPServerError: Error, CustomStringConvertible, Equatable {
+    case cannotListen(String)
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case .cannotListen(let reason): "cannot listen: \(reason)"
+        case .invalidConfiguration(let reason): "invalid server configuration: \(reason)"
+        }
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd: one daemon per bind address, all answered by
+/// one ``HTTPResponder``.
+///
+/// Lifecycle: ``start()`` once, then ``shutdown(timeout:)`` once. Shutdown stops
+/// accepting, answers every suspended request, waits for those answers to be sent, and
+/// only then stops the daemons (stopping with suspended connections is an API violation
+/// in libmicrohttpd).
+public final class HTTPServer: Sendable {
+    /// The running daemons.
+    ///
+    /// `@unchecked Sendable`: the pointers are only used under `state`'s lock, and
+    /// libmicrohttpd's daemon calls used here are thread-safe.
+    private struct Daemons: @unchecked Sendable {
+        var pointers: [OpaquePointer] = []
+    }
+
+    private let configuration: HTTPServerConfiguration
+    private let core: ServerCore
+    private let daemons = Mutex(Daemons())
+    private let boundPort = Atomic<Int>(0)
+
+    public init(configuration: HTTPServerConfiguration, responder: some HTTPResponder) {
+        self.configuration = configuration
+        self.core = ServerCore(responder: responder)
+    }
+
+    /// The port the server listens on, once started.
+    public var port: Int { boundPort.load(ordering: .acquiring) }
+
+    /// Requests currently suspended and not yet answered.
+    public var suspendedCount: Int { core.suspended.count }
+
+    /// Binds every configured address and starts serving.
+    /// - Throws: ``HTTPServerError`` when an address cannot be bound; nothing keeps running then.
+    public func start() throws {
+        try validate()
+        // The first daemon may pick the port; the others bind the same one.
+        var port = configuration.port
+        var started: [OpaquePointer] = []
+        let context = Unmanaged.passRetained(core).toOpaque()
+        for address in configuration.bindAddresses {
+            do {
+                let daemon = try startDaemon(address: address, port: port, context: context)
+                started.append(daemon)
+                port = Int(lk_mhd_port(daemon))
+            } catch {
+                started.forEach { lk_mhd_stop($0) }
+                Unmanaged<ServerCore>.fromOpaque(context).release()
+                throw error
+            }
+        }
+        boundPort.store(port, ordering: .releasing)
+        daemons.withLock { $0.pointers = started }
+    }
+
+    /// Stops the server: no new connections, every suspended request answered (with its
+    /// shutdown response), then the daemons stopped.
+    ///
+    /// Waits up to `timeout` for answered requests to finish sending; a client that does
+    /// not read its answer by then is cut off.
+    public func shutdown(timeout: Duration = .seconds(10)) {
+        let running = daemons.withLock { state in
+            defer { state.pointers = [] }
+            return state.pointers
+        }
+        guard !running.isEmpty else { return }
+        running.forEach { lk_mhd_quiesce($0) }
+        core.isDraining.store(true, ordering: .releasing)
+        core.suspended.answerAll()
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while running.contains(where: { lk_mhd_suspended_count($0) > 0 }), clock.now < deadline {
+            usleep(2_000)
+        }
+        if running.contains(where: { lk_mhd_suspended_count($0) > 0 }) {
+            // Still unanswered after the timeout: libmicrohttpd forbids stopping now, and
+            // exiting is the only safe way left.
+            fatalError("HTTP server: suspended requests still open after \(timeout); cannot stop safely")
+        }
+        running.forEach { lk_mhd_stop($0) }
+        Unmanaged.passUnretained(core).release()
+    }
+
+    private func validate() throws {
+        let c = configuration
+        guard !c.bindAddresses.isEmpty else { throw HTTPServerError.invalidConfiguration("no bind address") }
+        guard (0...65_535).contains(c.port) else { throw HTTPServerError.invalidConfiguration("port \(c.port)") }
+        guard c.threadCount >= 1, c.maxConnections >= 1, c.maxConnectionsPerClient >= 0,
+            c.idleTimeoutSeconds >= 0, c.connectionMemoryBytes >= 2048, c.maxBodyBytes >= 0
+        else { throw HTTPServerError.invalidConfiguration("limits must be positive") }
+    }
+
+    private func startDaemon(address: String, port: Int, context: UnsafeMutableRawPointer) throws -> OpaquePointer {
+        var error = [CChar](repeating: 0, count: 256)
+        let daemon = address.withCString { bindAddress -> OpaquePointer? in
+            var config = lk_mhd_config()
+            config.bind_address = bindAddress
+            config.port = UInt16(port)
+            config.thread_count = UInt32(configuration.threadCount)
+            config.connection_limit = UInt32(configuration.maxConnections)
+            config.per_ip_connection_limit = UInt32(configuration.maxConnectionsPerClient)
+            config.idle_timeout_seconds = UInt32(configuration.idleTimeoutSeconds)
+            config.connection_memory_bytes = configuration.connectionMemoryBytes
+            config.max_body_bytes = configuration.maxBodyBytes
+            config.handler = handleRequest
+            config.context = context
+            return lk_mhd_start(&config, &error, error.count)
+        }
+        guard let daemon else {
+            throw HTTPServerError.cannotListen(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return daemon
+    }
+}
+
+/// What the C callback needs: the responder and the registry of suspended requests.
+final class ServerCore: Sendable {
+    let responder: any HTTPResponder
+    let suspended = SuspendedRequests()
+    let isDraining = Atomic<Bool>(false)
+
+    init(responder: any HTTPResponder) {
+        self.responder = responder
+    }
+}
+
+/// The C handler: builds an ``HTTPRequest``, asks the responder, answers or suspends.
+///
+/// Defined at file scope, outside any actor, because libmicrohttpd calls it on its own threads.
+private let handleRequest: lk_mhd_handler = { context, request in
+    guard let context, let request else { return }
+    // Unretained: `HTTPServer.start` retained the core for as long as the daemons run.
+    let core = Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+    switch core.responder.reply(to: makeRequest(request)) {
+    case .response(let response):
+        send(response, through: request)
+    case .suspend(let onShutdown, let hold):
+        if core.isDraining.load(ordering: .acquiring) {
+            send(onShutdown(), through: request)
+            return
+        }
+        lk_mhd_suspend(request)
+        let held = SuspendedRequest(
+            handle: SuspendedRequest.Handle(pointer: request),
+            id: core.suspended.makeID(),
+            registry: core.suspended,
+            onShutdown: onShutdown
+        )
+        core.suspended.insert(held)
+        // A shutdown that began between the check above and the insert has already
+        // swept the registry: answer this one now rather than leave it suspended.
+        if core.isDraining.load(ordering: .acquiring) {
+            held.respond(onShutdown())
+            return
+        }
+        hold(held)
+    }
+}
+
+private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
+    var headers = HTTPHeaders()
+    withUnsafeMutablePointer(to: &headers) { pointer in
+        lk_mhd_request_headers(request, { context, name, value in
+            guard let context, let name, let value else { return }
+            context.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(String(cString: name), String(cString: value))
+        }, pointer)
+    }
+    var length = 0
+    let body: [UInt8]
+    if let bytes = lk_mhd_request_body(request, &length), length > 0 {
+        body = Array(UnsafeBufferPointer(start: bytes, count: length))
+    } else {
+        body = []
+    }
+    var address = [CChar](repeating: 0, count: 64)
+    lk_mhd_request_client_address(request, &address, address.count)
+    return HTTPRequest(
+        method: String(cString: lk_mhd_request_method(request)),
+        target: String(cString: lk_mhd_request_target(request)),
+        headers: headers,
+        body: body,
+        bodyTooLarge: lk_mhd_request_body_too_large(request) != 0,
+        clientAddress: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    )
+}

@@ -1,0 +1,126 @@
+import CMicroHTTPD
+import Synchronization
+
+/// A request whose connection is suspended: no thread waits for it, and any thread may
+/// answer it, once.
+///
+/// Answering resumes the connection. A second answer is ignored, so a long-poll that
+/// wakes at the same moment as its deadline or the server's shutdown is answered once.
+public final class SuspendedRequest: Sendable {
+    /// The libmicrohttpd request behind this handle.
+    ///
+    /// `@unchecked Sendable`: libmicrohttpd allows `lk_mhd_respond` (resume) from any
+    /// thread, and `answered` guarantees the pointer is used at most once.
+    struct Handle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private let handle: Handle
+    private let answered = Atomic<Bool>(false)
+    private let registry: SuspendedRequests
+    let onShutdown: @Sendable () -> HTTPResponse
+    let id: UInt64
+
+    init(
+        handle: Handle,
+        id: UInt64,
+        registry: SuspendedRequests,
+        onShutdown: @escaping @Sendable () -> HTTPResponse
+    ) {
+        self.handle = handle
+        self.id = id
+        self.registry = registry
+        self.onShutdown = onShutdown
+    }
+
+    /// Whether the request has been answered.
+    public var isAnswered: Bool {
+        answered.load(ordering: .acquiring)
+    }
+
+    /// Answers the request from any thread.
+    /// - Returns: false if it was already answered (the response is dropped).
+    @discardableResult
+    public func respond(_ response: HTTPResponse) -> Bool {
+        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        registry.remove(id)
+        send(response, through: handle.pointer)
+        return true
+    }
+}
+
+/// The suspended requests of one server, so that shutdown can answer each of them.
+final class SuspendedRequests: Sendable {
+    private let requests = Mutex<[UInt64: SuspendedRequest]>([:])
+    private let nextID = Atomic<UInt64>(0)
+
+    func makeID() -> UInt64 {
+        nextID.add(1, ordering: .relaxed).newValue
+    }
+
+    func insert(_ request: SuspendedRequest) {
+        requests.withLock { $0[request.id] = request }
+    }
+
+    func remove(_ id: UInt64) {
+        _ = requests.withLock { $0.removeValue(forKey: id) }
+    }
+
+    var count: Int {
+        requests.withLock { $0.count }
+    }
+
+    /// Answers every held request with its shutdown response.
+    func answerAll() {
+        let held = requests.withLock { Array($0.values) }
+        for request in held {
+            request.respond(request.onShutdown())
+        }
+    }
+}
+
+/// Hands a response to the C layer: copies headers and body.
+func send(_ response: HTTPResponse, through request: OpaquePointer) {
+    var names: [String] = []
+    var values: [String] = []
+    names.reserveCapacity(response.headers.count)
+    values.reserveCapacity(response.headers.count)
+    for field in response.headers {
+        names.append(field.name)
+        values.append(field.value)
+    }
+    withCStrings(names) { namePointers in
+        withCStrings(values) { valuePointers in
+            var headers: [lk_mhd_header] = []
+            headers.reserveCapacity(namePointers.count)
+            for index in namePointers.indices {
+                headers.append(lk_mhd_header(name: namePointers[index], value: valuePointers[index]))
+            }
+            response.body.withUnsafeBytes { body in
+                _ = lk_mhd_respond(
+                    request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+            }
+        }
+    }
+}
+
+/// Calls `body` with C strings for `strings`, valid only during the call.
+private func withCStrings<Result>(
+    _ strings: [String],
+    _ body: ([UnsafePointer<CChar>]) -> Result
+) -> Result {
+    // One allocation holding every string NUL-terminated, then pointers into it.
+    var storage: [CChar] = []
+    storage.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count + 1 })
+    var offsets: [Int] = []
+    offsets.reserveCapacity(strings.count)
+    for string in strings {
+        offsets.append(storage.count)
+        storage.append(contentsOf: string.utf8.map { CChar(bitPattern: $0) })
+        storage.append(0)
+    }
+    return storage.withUnsafeBufferPointer { buffer in
+        body(offsets.map { buffer.baseAddress! + $0 })
+    }
+}

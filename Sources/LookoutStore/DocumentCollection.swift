@@ -1,0 +1,79 @@
+import LookoutJSON
+
+/// A named, ordered set of JSON documents, each with a unique integer `id`, and the
+/// options it was declared with.
+public struct DocumentCollection: Sendable {
+    /// How a collection is declared in a data file.
+    public struct Options: Sendable, Equatable {
+        /// Fields to sort by when a list is asked for without `sort`, ascending.
+        public var sort: [String]
+        /// Page size for page-number paging.
+        public var pageSize: Int
+
+        public init(sort: [String] = [], pageSize: Int = 10) {
+            self.sort = sort
+            self.pageSize = pageSize
+        }
+    }
+
+    public let name: String
+    public let options: Options
+    /// Documents in insertion order.
+    public private(set) var documents: [JSONObject]
+
+    /// Creates a collection after checking every document.
+    /// - Throws: ``StoreError`` for a document that is not an object with a unique integer `id`.
+    public init(name: String, options: Options = Options(), documents: [JSONValue]) throws(StoreError) {
+        guard Self.isValidName(name) else { throw .invalidCollectionName(name) }
+        guard options.pageSize >= 1 else { throw .invalidOptions(collection: name, reason: "page_size must be at least 1") }
+        var seen = Set<Int>()
+        var objects: [JSONObject] = []
+        objects.reserveCapacity(documents.count)
+        for (index, document) in documents.enumerated() {
+            guard case .object(let object) = document else {
+                throw .invalidDocument(collection: name, index: index, reason: "is not an object")
+            }
+            guard let id = object["id"]?.intValue else {
+                throw .invalidDocument(collection: name, index: index, reason: "has no integer \"id\"")
+            }
+            guard seen.insert(id).inserted else {
+                throw .invalidDocument(collection: name, index: index, reason: "repeats id \(id)")
+            }
+            objects.append(object)
+        }
+        self.name = name
+        self.options = options
+        self.documents = objects
+    }
+
+    /// The documents in the collection's declared order: by its sort fields, then by id.
+    public var sortedDocuments: [JSONObject] {
+        guard !options.sort.isEmpty else { return documents }
+        return documents.sorted { lhs, rhs in
+            for field in options.sort {
+                switch JSONOrder.compare(lhs[field], rhs[field]) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return (lhs["id"]?.intValue ?? 0) < (rhs["id"]?.intValue ?? 0)
+        }
+    }
+
+    /// The document with `id`, if any.
+    public func document(id: Int) -> JSONObject? {
+        documents.first { $0["id"]?.intValue == id }
+    }
+
+    /// Collection names appear in URLs: lowercase letters, digits and `_`, starting with a letter.
+    public static func isValidName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
+            name.utf8.count <= 64
+        else { return false }
+        return name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+        }
+    }
+}

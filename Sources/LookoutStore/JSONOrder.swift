@@ -1,0 +1,46 @@
+import LookoutJSON
+
+/// The order used to sort documents by a field: missing and null first, then booleans,
+/// numbers, strings (by Unicode scalars), and arrays and objects as equal.
+public enum JSONOrder {
+    public enum Comparison: Sendable {
+        case orderedAscending, orderedSame, orderedDescending
+    }
+
+    public static func compare(_ lhs: JSONValue?, _ rhs: JSONValue?) -> Comparison {
+        let left = rank(lhs)
+        let right = rank(rhs)
+        if left != right { return left < right ? .orderedAscending : .orderedDescending }
+        switch (lhs, rhs) {
+        case (.bool(let a)?, .bool(let b)?): return order(a ? 1 : 0, b ? 1 : 0)
+        case (.string(let a)?, .string(let b)?): return a == b ? .orderedSame : (a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? .orderedAscending : .orderedDescending)
+        case (let a?, let b?):
+            if let x = number(a), let y = number(b) { return order(x, y) }
+            return .orderedSame
+        default: return .orderedSame
+        }
+    }
+
+    private static func order<T: Comparable>(_ a: T, _ b: T) -> Comparison {
+        a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
+    }
+
+    private static func number(_ value: JSONValue) -> Double? {
+        switch value {
+        case .int(let integer): Double(integer)
+        case .double(let double): double
+        default: nil
+        }
+    }
+
+    private static func rank(_ value: JSONValue?) -> Int {
+        switch value {
+        case nil, .null?: 0
+        case .bool?: 1
+        case .int?, .double?: 2
+        case .string?: 3
+        case .array?: 4
+        case .object?: 5
+        }
+    }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import Dispatch
+import LookoutApp
+import LookoutHTTP
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `lookout serve`: runs the service until SIGTERM or SIGINT.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve HTTP until SIGTERM or SIGINT (the default command).")
+
+    @Option(help: "TCP port. [env: LOOKOUT_PORT, default: 3001]")
+    var port: Int?
+
+    @Option(help: "Comma-separated numeric addresses to listen on; '::' means all. [env: LOOKOUT_BIND, default: 127.0.0.1,::1]")
+    var bind: String?
+
+    @Option(help: "Directory for state: the signing key and, later, the database. [env: LOOKOUT_DATA_DIR, default: ./data]")
+    var dataDir: String?
+
+    @Option(help: "JSON data file with collections and users. [env: LOOKOUT_DATA_FILE, default: the bundled demo data]")
+    var dataFile: String?
+
+    @Option(help: "Seconds an access token stays valid. [env: LOOKOUT_TOKEN_LIFETIME, default: 3600]")
+    var tokenLifetime: Int?
+
+    @Option(help: "Token signing key, base64 of at least 32 bytes. [env: LOOKOUT_TOKEN_KEY, default: generated into the data directory]")
+    var tokenKey: String?
+
+    @Option(help: "Server threads per address. [env: LOOKOUT_THREADS, default: 2]")
+    var threads: Int?
+
+    @Option(help: "Most open connections per address. [env: LOOKOUT_MAX_CONNECTIONS, default: 16000]")
+    var maxConnections: Int?
+
+    @Option(help: "Most open connections from one client address; 0 = no limit. [env: LOOKOUT_MAX_CONNECTIONS_PER_CLIENT, default: 0]")
+    var maxConnectionsPerClient: Int?
+
+    @Option(help: "Seconds before an idle connection is closed. [env: LOOKOUT_IDLE_TIMEOUT, default: 60]")
+    var idleTimeout: Int?
+
+    @Option(help: "Largest request body in bytes; larger ones get 413. [env: LOOKOUT_MAX_BODY_BYTES, default: 1048576]")
+    var maxBodyBytes: Int?
+
+    @Option(help: "Per-connection memory in bytes, which bounds the request line and headers. [env: LOOKOUT_MAX_HEADER_BYTES, default: 16384]")
+    var maxHeaderBytes: Int?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical; debug logs every request. [env: LOOKOUT_LOG_LEVEL, default: info]")
+    var logLevel: String?
+
+    func run() async throws {
+        let environment = Environment()
+        var http = HTTPServerConfiguration()
+        http.port = try port ?? environment.int("LOOKOUT_PORT") ?? http.port
+        if let addresses = bind ?? environment.string("LOOKOUT_BIND") {
+            http.bindAddresses = addresses.split(separator: ",").map { String($0.filter { $0 != " " }) }
+        }
+        http.threadCount = try threads ?? environment.int("LOOKOUT_THREADS") ?? http.threadCount
+        http.maxConnections = try maxConnections ?? environment.int("LOOKOUT_MAX_CONNECTIONS") ?? http.maxConnections
+        http.maxConnectionsPerClient =
+            try maxConnectionsPerClient ?? environment.int("LOOKOUT_MAX_CONNECTIONS_PER_CLIENT") ?? http.maxConnectionsPerClient
+        http.idleTimeoutSeconds = try idleTimeout ?? environment.int("LOOKOUT_IDLE_TIMEOUT") ?? http.idleTimeoutSeconds
+        http.maxBodyBytes = try maxBodyBytes ?? environment.int("LOOKOUT_MAX_BODY_BYTES") ?? http.maxBodyBytes
+        http.connectionMemoryBytes =
+            try maxHeaderBytes ?? environment.int("LOOKOUT_MAX_HEADER_BYTES") ?? http.connectionMemoryBytes
+
+        var configuration = AppConfiguration(http: http)
+        configuration.dataDirectory = dataDir ?? environment.string("LOOKOUT_DATA_DIR") ?? configuration.dataDirectory
+        configuration.dataFile = dataFile ?? environment.string("LOOKOUT_DATA_FILE")
+        if let seconds = try tokenLifetime ?? environment.int("LOOKOUT_TOKEN_LIFETIME") {
+            guard seconds > 0 else { throw ValidationError("--token-lifetime must be positive") }
+            configuration.tokenLifetime = .seconds(seconds)
+        }
+        configuration.signingKey = tokenKey ?? environment.string("LOOKOUT_TOKEN_KEY")
+        let levelName = logLevel ?? environment.string("LOOKOUT_LOG_LEVEL") ?? "info"
+        guard let level = Logger.Level(rawValue: levelName) else {
+            throw ValidationError("unknown log level '\(levelName)'")
+        }
+        configuration.logLevel = level
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "lookout")
+        let application: Application
+        do {
+            application = try await buildApplication(configuration: configuration, logger: logger)
+            try application.start()
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode.failure
+        }
+        logger.info(
+            "listening",
+            metadata: ["port": "\(application.port)", "addresses": "\(http.bindAddresses.joined(separator: ","))"])
+        let signal = await ShutdownSignal.wait(for: [SIGTERM, SIGINT])
+        logger.info("shutting down", metadata: ["signal": "\(signal)"])
+        application.shutdown()
+        logger.info("stopped")
+    }
+}
+
+/// Reads configuration from environment variables.
+struct Environment {
+    private let values: [String: String]
+
+    init() {
+        var values: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                values[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        self.values = values
+    }
+
+    func string(_ name: String) -> String? {
+        guard let value = values[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func int(_ name: String) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text) else { throw ValidationError("\(name) must be an integer, not '\(text)'") }
+        return value
+    }
+}
+
+/// Waits for a termination signal without a thread blocked on it.
+enum ShutdownSignal {
+    static func wait(for signals: [Int32]) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let queue = DispatchQueue(label: "lookout.signals")
+            // Ignore the default action (termination) so the dispatch sources see the signals.
+            let sources = signals.map { number -> any DispatchSourceSignal in
+                signal(number, SIG_IGN)
+                return DispatchSource.makeSignalSource(signal: number, queue: queue)
+            }
+            let resumed = ResumeOnce(continuation)
+            for (source, number) in zip(sources, signals) {
+                source.setEventHandler {
+                    resumed.resume(number)
+                    sources.forEach { $0.cancel() }
+                }
+                source.resume()
+            }
+        }
+    }
+}
+
+/// Resumes a continuation at most once; only touched on the signal queue.
+private final class ResumeOnce: @unchecked Sendable {
+    // @unchecked Sendable: used only from the serial signal queue.
+    private var continuation: CheckedContinuation<Int32, Never>?
+
+    init(_ continuation: CheckedContinuation<Int32, Never>) {
+        self.continuation = continuation
+    }
+
+    func resume(_ value: Int32) {
+        continuation?.resume(returning: value)
+        continuation = nil
+    }
+}
