@@ -51,15 +51,23 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
         self.hash = hash
     }
 
+    /// A hash no password matches, costing as much to check as `template`.
+    static func decoy(costing template: PasswordHash?) -> PasswordHash {
+        PasswordHash(
+            logRounds: template?.logRounds ?? 15, blockSize: template?.blockSize ?? 8,
+            parallelism: template?.parallelism ?? 1, salt: randomSalt(), hash: [UInt8](repeating: 0, count: 32))
+    }
+
     /// Hashes `password` with a fresh random salt.
+    /// - Throws: ``AuthError/invalidConfiguration(_:)`` for an empty password.
     public static func make(
         password: String,
         logRounds: Int = 15,
         blockSize: Int = 8,
         parallelism: Int = 1
     ) throws(AuthError) -> PasswordHash {
-        var generator = SystemRandomNumberGenerator()
-        let salt = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        guard !password.isEmpty else { throw .invalidConfiguration("a password cannot be empty") }
+        let salt = randomSalt()
         let probe = PasswordHash(logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, salt: salt, hash: [])
         let hash = try probe.derive(Array(password.utf8), count: 32)
         return PasswordHash(logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, salt: salt, hash: hash)
@@ -75,6 +83,11 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         "$scrypt$ln=\(logRounds),r=\(blockSize),p=\(parallelism)$\(Self.encode(salt))$\(Self.encode(hash))"
+    }
+
+    private static func randomSalt() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
     private func derive(_ password: [UInt8], count: Int) throws(AuthError) -> [UInt8] {

@@ -14,12 +14,7 @@ public struct UserDirectory: Sendable {
             }
         }
         self.users = byEmail
-        let template = users.first?.passwordHash
-        decoy = try PasswordHash.make(
-            password: "decoy",
-            logRounds: template?.logRounds ?? 15,
-            blockSize: template?.blockSize ?? 8,
-            parallelism: template?.parallelism ?? 1)
+        decoy = PasswordHash.decoy(costing: users.first?.passwordHash)
     }
 
     public var count: Int { users.count }

@@ -170,6 +170,7 @@ public final class TestHTTPConnection {
     /// Waits up to `within` for the server to close (FIN or RST) and reports whether it did.
     ///
     /// Data arriving meanwhile does not count as closing; it is kept for `readResponse`.
+    /// Also true once this side has called `close` or `abort`.
     public func isClosedByPeer(within timeout: Duration) -> Bool {
         if peerClosed || fd < 0 { return true }
         let deadline = ContinuousClock.now + timeout

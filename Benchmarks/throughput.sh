@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# Throughput of `GET /v1/info_feed?page=1`: Lookout (release build) against nginx
+# serving the very same bytes as a static file, measured in the same run with wrk,
+# alternating A B A B ... so that drift on a shared machine hits both targets alike.
+#
+# Environment:
+#   THREADS        Lookout --threads (server threads per address)    default 2
+#   ROUNDS         wrk runs per target, alternating                   default 3
+#   DURATION       wrk -d                                             default 10s
+#   CONNECTIONS    wrk -c                                             default 64
+#   WRK_THREADS    wrk -t                                             default 2
+#   NGINX_WORKERS  nginx worker_processes                             default $(nproc)
+#   KEEP_TMP=1     keep the temp dir (server logs, raw wrk output) instead of deleting it
+set -euo pipefail
+
+THREADS="${THREADS:-2}"
+ROUNDS="${ROUNDS:-3}"
+DURATION="${DURATION:-10s}"
+CONNECTIONS="${CONNECTIONS:-64}"
+WRK_THREADS="${WRK_THREADS:-2}"
+NGINX_WORKERS="${NGINX_WORKERS:-$(nproc)}"
+KEEP_TMP="${KEEP_TMP:-0}"
+NGINX=/usr/sbin/nginx
+ROUTE=/v1/info_feed
+QUERY='page=1'
+
+for name in THREADS ROUNDS CONNECTIONS WRK_THREADS NGINX_WORKERS; do
+    [[ ${!name} =~ ^[1-9][0-9]*$ ]] || { printf 'error: %s must be a positive integer, got %q\n' "$name" "${!name}" >&2; exit 2; }
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO_ROOT="$(pwd)"
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# --- tools -----------------------------------------------------------------------
+
+install_missing() {
+    local -a packages=() sudo=()
+    command -v wrk >/dev/null 2>&1 || packages+=(wrk)
+    [[ -x $NGINX ]] || packages+=(nginx-light)
+    command -v curl >/dev/null 2>&1 || packages+=(curl)
+    ((${#packages[@]} > 0)) || return 0
+    ((EUID == 0)) || sudo=(sudo)
+    log "installing ${packages[*]}"
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}"
+}
+
+# A TCP port on 127.0.0.1 that nothing answers on (racy, but the servers fail loudly
+# if it is taken in between). Ports given as arguments are avoided too.
+free_port() {
+    local port taken attempt other
+    for ((attempt = 0; attempt < 200; attempt++)); do
+        port=$((20000 + RANDOM % 40000))
+        taken=0
+        for other in "$@"; do [[ $other == "$port" ]] && taken=1; done
+        ((taken == 0)) || continue
+        if ! (: </dev/tcp/127.0.0.1/"$port") 2>/dev/null; then
+            printf '%s\n' "$port"
+            return 0
+        fi
+    done
+    die "no free port found"
+}
+
+# --- servers and cleanup -------------------------------------------------------------
+
+TMP=""
+LOOKOUT_PID=""
+NGINX_PID=""
+
+stop_pid() { # pid name
+    local pid=$1 name=$2 i
+    [[ -n $pid ]] || return 0
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        log "$name (pid $pid) ignored SIGTERM for 5s; sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+show_tail() { # file label
+    if [[ -s $1 ]]; then
+        printf -- '--- last lines of %s (%s) ---\n' "$2" "$1" >&2
+        tail -n 40 "$1" >&2
+        printf -- '---\n' >&2
+    fi
+}
+
+cleanup() {
+    local status=$?
+    trap - EXIT
+    stop_pid "$LOOKOUT_PID" lookout
+    stop_pid "$NGINX_PID" nginx
+    if [[ -n $TMP && -d $TMP ]]; then
+        if ((status != 0)); then
+            show_tail "$TMP/lookout.stderr" "Lookout stderr"
+            show_tail "$TMP/nginx/error.log" "nginx error log"
+        fi
+        if [[ $KEEP_TMP == 1 ]]; then
+            log "kept $TMP"
+        else
+            rm -rf -- "$TMP"
+        fi
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+wait_until_answers() { # url pid name
+    local url=$1 pid=$2 name=$3 i
+    for ((i = 0; i < 150; i++)); do
+        kill -0 "$pid" 2>/dev/null || die "$name (pid $pid) exited before answering $url"
+        if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    die "$name did not answer $url within 15s"
+}
+
+# --- wrk parsing -------------------------------------------------------------------
+
+# Requests/sec from a wrk report.
+wrk_rps() { awk '$1 == "Requests/sec:" { print $2 }' "$1"; }
+
+# The 99% latency from a wrk --latency report, in milliseconds.
+wrk_p99_ms() {
+    awk '$1 == "99%" {
+        v = $2; n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
+        if (u == "us") n /= 1000; else if (u == "s") n *= 1000
+        else if (u == "m") n *= 60000; else if (u == "h") n *= 3600000
+        printf "%.3f\n", n
+    }' "$1"
+}
+
+# Non-2xx/3xx responses plus socket errors (connect, read, write, timeout).
+wrk_errors() {
+    awk '/^  Non-2xx or 3xx responses:/ { e += $NF }
+         /^  Socket errors:/ { gsub(",", ""); e += $4 + $6 + $8 + $10 }
+         END { print e + 0 }' "$1"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+minimum() { printf '%s\n' "$@" | sort -g | head -n 1; }
+maximum() { printf '%s\n' "$@" | sort -g | tail -n 1; }
+
+# --- main --------------------------------------------------------------------------
+
+install_missing
+
+log "building: swift build -c release --product lookout"
+swift build -c release --product lookout
+LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
+[[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-throughput.XXXXXX")"
+# nginx workers run as an unprivileged user when the master is root: let them reach www/.
+chmod 711 "$TMP"
+mkdir -p "$TMP/data" "$TMP/www" "$TMP/nginx"
+chmod 755 "$TMP/www"
+chmod 700 "$TMP/data"
+
+LOOKOUT_PORT="$(free_port)"
+NGINX_PORT="$(free_port "$LOOKOUT_PORT")"
+LOOKOUT_URL="http://127.0.0.1:$LOOKOUT_PORT$ROUTE?$QUERY"
+NGINX_URL="http://127.0.0.1:$NGINX_PORT$ROUTE?$QUERY"
+
+log "starting Lookout on 127.0.0.1:$LOOKOUT_PORT (--threads $THREADS)"
+"$LOOKOUT_BIN" --port "$LOOKOUT_PORT" --bind 127.0.0.1 --data-dir "$TMP/data" \
+    --log-level warning --threads "$THREADS" \
+    >"$TMP/lookout.stdout" 2>"$TMP/lookout.stderr" &
+LOOKOUT_PID=$!
+wait_until_answers "$LOOKOUT_URL" "$LOOKOUT_PID" lookout
+
+BODY="$TMP/www/page1.json"
+status="$(curl -sS -o "$BODY" -w '%{http_code}' "$LOOKOUT_URL")"
+[[ $status == 200 ]] || die "Lookout answered $status to GET $ROUTE?$QUERY"
+chmod 644 "$BODY"
+BODY_BYTES="$(wc -c <"$BODY")"
+log "Lookout: 200, $BODY_BYTES body bytes"
+
+cat >"$TMP/nginx/nginx.conf" <<EOF
+worker_processes $NGINX_WORKERS;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+daemon off;
+
+events {
+    worker_connections 1024;
+}
+
+http {
+    access_log off;
+    types { }
+    default_type application/json;
+    sendfile on;
+    tcp_nodelay on;
+    keepalive_timeout 65;
+    keepalive_requests 1000000;
+    open_file_cache max=16 inactive=60s;
+    open_file_cache_valid 60s;
+    client_body_temp_path $TMP/nginx/client_body;
+    proxy_temp_path $TMP/nginx/proxy;
+    fastcgi_temp_path $TMP/nginx/fastcgi;
+
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        server_name _;
+        location = $ROUTE {
+            alias $BODY;
+        }
+        location / {
+            return 404;
+        }
+    }
+}
+EOF
+
+log "starting nginx on 127.0.0.1:$NGINX_PORT (worker_processes $NGINX_WORKERS)"
+"$NGINX" -p "$TMP/nginx/" -c "$TMP/nginx/nginx.conf" -e "$TMP/nginx/error.log" \
+    >"$TMP/nginx/stdout" 2>"$TMP/nginx/stderr" &
+NGINX_PID=$!
+wait_until_answers "$NGINX_URL" "$NGINX_PID" nginx
+
+status="$(curl -sS -o "$TMP/nginx-body" -w '%{http_code}' "$NGINX_URL")"
+[[ $status == 200 ]] || die "nginx answered $status to GET $ROUTE?$QUERY"
+cmp "$BODY" "$TMP/nginx-body" || die "nginx body differs from Lookout's"
+log "nginx: 200, identical $BODY_BYTES bytes"
+
+declare -a lookout_rps=() lookout_p99=() nginx_rps=() nginx_p99=()
+lookout_errors=0
+nginx_errors=0
+
+run_wrk() { # target url round
+    local target=$1 url=$2 round=$3 out rps p99 errors
+    out="$TMP/wrk-$target-$round.txt"
+    if [[ $target == lookout ]]; then
+        kill -0 "$LOOKOUT_PID" 2>/dev/null || die "Lookout (pid $LOOKOUT_PID) is gone before round $round"
+    else
+        kill -0 "$NGINX_PID" 2>/dev/null || die "nginx (pid $NGINX_PID) is gone before round $round"
+    fi
+    wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency "$url" >"$out" 2>&1 ||
+        { cat "$out" >&2; die "wrk failed against $target"; }
+    rps="$(wrk_rps "$out")"
+    p99="$(wrk_p99_ms "$out")"
+    errors="$(wrk_errors "$out")"
+    [[ -n $rps && -n $p99 ]] || { cat "$out" >&2; die "could not parse wrk output for $target"; }
+    printf '  round %d  %-8s %12.2f req/s   p99 %8.3f ms   errors %s\n' "$round" "$target" "$rps" "$p99" "$errors" >&2
+    if ((errors > 0)); then
+        log "wrk reported errors against $target:"
+        cat "$out" >&2
+    fi
+    if [[ $target == lookout ]]; then
+        lookout_rps+=("$rps")
+        lookout_p99+=("$p99")
+        lookout_errors=$((lookout_errors + errors))
+        kill -0 "$LOOKOUT_PID" 2>/dev/null || die "Lookout (pid $LOOKOUT_PID) died during round $round"
+    else
+        nginx_rps+=("$rps")
+        nginx_p99+=("$p99")
+        nginx_errors=$((nginx_errors + errors))
+        kill -0 "$NGINX_PID" 2>/dev/null || die "nginx (pid $NGINX_PID) died during round $round"
+    fi
+}
+
+log "wrk -t$WRK_THREADS -c$CONNECTIONS -d$DURATION --latency, $ROUNDS rounds, alternating Lookout / nginx"
+for ((round = 1; round <= ROUNDS; round++)); do
+    run_wrk lookout "$LOOKOUT_URL" "$round"
+    run_wrk nginx "$NGINX_URL" "$round"
+done
+
+# Lookout must still serve the same bytes after the load.
+status="$(curl -sS -o "$TMP/lookout-after" -w '%{http_code}' "$LOOKOUT_URL")"
+[[ $status == 200 ]] || die "after the runs Lookout answered $status"
+cmp -s "$BODY" "$TMP/lookout-after" || log "note: Lookout's page 1 changed during the run"
+if [[ -s $TMP/lookout.stderr ]]; then
+    log "Lookout wrote to stderr during the run:"
+    show_tail "$TMP/lookout.stderr" "Lookout stderr"
+fi
+
+summary_row() { # target errors rps... -- p99...
+    local target=$1 errors=$2 med lo hi p99
+    shift 2
+    local -a rps=() p99s=()
+    while (($# > 0)) && [[ $1 != -- ]]; do rps+=("$1"); shift; done
+    shift
+    p99s=("$@")
+    med="$(median "${rps[@]}")"
+    lo="$(minimum "${rps[@]}")"
+    hi="$(maximum "${rps[@]}")"
+    p99="$(median "${p99s[@]}")"
+    printf '%-8s  %14.0f  %11.0f-%-11.0f  %14.2f  %6d\n' "$target" "$med" "$lo" "$hi" "$p99" "$errors"
+}
+
+lk_med="$(median "${lookout_rps[@]}")"
+ng_med="$(median "${nginx_rps[@]}")"
+printf '\n'
+printf 'GET %s?%s (%s bytes), wrk -t%s -c%s -d%s, %s rounds alternating; Lookout --threads %s, nginx worker_processes %s\n' \
+    "$ROUTE" "$QUERY" "$BODY_BYTES" "$WRK_THREADS" "$CONNECTIONS" "$DURATION" "$ROUNDS" "$THREADS" "$NGINX_WORKERS"
+printf '%-8s  %14s  %23s  %14s  %6s\n' target 'median req/s' 'min-max req/s' 'median p99 ms' errors
+summary_row lookout "$lookout_errors" "${lookout_rps[@]}" -- "${lookout_p99[@]}"
+summary_row nginx "$nginx_errors" "${nginx_rps[@]}" -- "${nginx_p99[@]}"
+awk -v a="$lk_med" -v b="$ng_med" 'BEGIN { printf "Lookout/nginx (median req/s): %.2f\n", a / b }'

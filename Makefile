@@ -1,0 +1,36 @@
+# Lookout: `make run` serves the demo on port 3001, `make test` runs the tests.
+# Both install the Debian packages they need first (with sudo only when not root).
+
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := libmicrohttpd-dev curl
+FORMAT_PATHS := Package.swift Sources Tests
+
+.PHONY: deps build run test lint format
+
+deps:
+	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+		dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing:$$missing"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build -c release --product lookout
+
+run: build
+	.build/release/lookout
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+lint:
+	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
+
+format:
+	$(SWIFT) format --in-place --recursive $(FORMAT_PATHS)

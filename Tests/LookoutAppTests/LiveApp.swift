@@ -1,0 +1,122 @@
+import Foundation
+import LookoutApp
+import LookoutHTTP
+import LookoutJSON
+import LookoutTestSupport
+import Synchronization
+
+/// A wall clock the test moves by hand.
+final class ManualWallClock: Sendable {
+    private let current = Mutex(Date())
+
+    func now() -> Date { current.withLock { $0 } }
+
+    func advance(seconds: Double) {
+        current.withLock { $0 = $0.addingTimeInterval(seconds) }
+    }
+}
+
+/// A real Lookout on 127.0.0.1 and ::1, port 0, with its own data directory, talked to
+/// over real sockets.
+final class LiveApp: Sendable {
+    let application: Application
+    let clock: ManualWallClock
+    let dataDirectory: String
+    var port: Int { application.port }
+
+    private init(application: Application, clock: ManualWallClock, dataDirectory: String) {
+        self.application = application
+        self.clock = clock
+        self.dataDirectory = dataDirectory
+    }
+
+    static func start(
+        dataDirectory: String? = nil,
+        clock: ManualWallClock = ManualWallClock(),
+        configure: (inout AppConfiguration) -> Void = { _ in }
+    ) async throws -> LiveApp {
+        let directory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("lookout-test-\(UUID())").path
+        var configuration = AppConfiguration(
+            http: HTTPServerConfiguration(bindAddresses: ["127.0.0.1", "::1"], port: 0), dataDirectory: directory)
+        configure(&configuration)
+        let application = try await buildApplication(configuration: configuration, now: { clock.now() })
+        try application.start()
+        return LiveApp(application: application, clock: clock, dataDirectory: directory)
+    }
+
+    func shutdown() {
+        application.shutdown()
+    }
+
+    /// One request on its own connection, as the iOS app sends it: `Content-Type:
+    /// application/json` on every request, GETs included.
+    func request(
+        _ method: String,
+        _ target: String,
+        headers: [(String, String)] = [("Content-Type", "application/json")],
+        body: String? = nil,
+        host: String = "127.0.0.1"
+    ) async throws -> TestHTTPResponse {
+        let port = port
+        return try await offPool {
+            try TestHTTP.request(host: host, port: port, method, target, headers: headers, body: body.map { Array($0.utf8) })
+        }
+    }
+
+    func login(_ email: String = "demo@example.com", _ password: String = "demo-password") async throws -> String {
+        let response = try await request("POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#)
+        guard response.status == 200, let token = try JSONParser.parse(response.body)["token"]?.stringValue else {
+            throw LoginFailed(status: response.status)
+        }
+        return token
+    }
+}
+
+/// Runs blocking socket work on a thread of its own.
+///
+/// Blocking calls must stay off Swift's cooperative pool: it has one thread per core,
+/// and the server's deferred handlers (login, verify) run on it.
+func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}
+
+struct LoginFailed: Error {
+    let status: Int
+}
+
+/// Runs `body` against a fresh app and always shuts it down.
+func withApp(
+    clock: ManualWallClock = ManualWallClock(),
+    configure: (inout AppConfiguration) -> Void = { _ in },
+    _ body: (LiveApp) async throws -> Void
+) async throws {
+    let app = try await LiveApp.start(clock: clock, configure: configure)
+    defer {
+        app.shutdown()
+        try? FileManager.default.removeItem(atPath: app.dataDirectory)
+    }
+    try await body(app)
+}
+
+extension TestHTTPResponse {
+    var json: JSONValue {
+        get throws { try JSONParser.parse(body) }
+    }
+}
+
+/// The demo data file, read from the source tree, to compare answers against.
+enum DemoData {
+    static let url = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/LookoutApp/Resources/demo-data.json")
+
+    static func documents(_ collection: String) throws -> [JSONValue] {
+        let root = try JSONParser.parse(Array(try Data(contentsOf: url)))
+        let declaration = root["collections"]?.arrayValue?.first { $0["name"]?.stringValue == collection }
+        return declaration?["documents"]?.arrayValue ?? []
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import LookoutHTTP
+import LookoutTestSupport
+import Testing
+
+@Suite("HTTP server on libmicrohttpd", .timeLimit(.minutes(1)))
+struct HTTPServerTests {
+    @Test("keep-alive: several requests on one connection, headers and target passed through")
+    func keepAlive() throws {
+        try withServer { server, _ in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            for index in 1...3 {
+                let response = try connection.request("GET", "/echo?n=\(index)&q=a%20b", headers: [("X-Echo", "yes")])
+                #expect(response.status == 200)
+                #expect(response.header("X-Target") == "/echo?n=\(index)&q=a%20b")
+                #expect(response.header("X-Echo-Header") == "yes")
+                #expect(response.header("X-Client") == "127.0.0.1")
+                #expect(response.header("Connection")?.lowercased() != "close")
+            }
+            #expect(!connection.isClosedByPeer(within: .milliseconds(100)))
+        }
+    }
+
+    @Test("a body sent in many small pieces arrives whole")
+    func bodyInChunks() throws {
+        try withServer { server, _ in
+            let body = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n")
+            var offset = 0
+            while offset < body.count {
+                let end = min(offset + 7_919, body.count)
+                try connection.send(Array(body[offset..<end]))
+                offset = end
+                if offset % 5 == 0 { usleep(200) }
+            }
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.body == body)
+        }
+    }
+
+    @Test("a chunked request body arrives whole")
+    func chunkedBody() throws {
+        try withServer { server, _ in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try connection.send(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.text == "hello world")
+        }
+    }
+
+    @Test("HEAD answers the headers of GET without a body, and the connection stays usable")
+    func head() throws {
+        try withServer { server, _ in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try connection.send("HEAD /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+            let head = try connection.readResponse(forMethod: "HEAD")
+            #expect(head.status == 200)
+            #expect(head.header("X-Method") == "HEAD")
+            #expect(head.body.isEmpty)
+            let get = try connection.request("POST", "/echo", body: Array("abc".utf8))
+            #expect(get.text == "abc")
+        }
+    }
+
+    @Test("a declared body over the limit is refused before it is read, and the connection closed")
+    func declaredBodyTooLarge() throws {
+        try withServer({ $0.maxBodyBytes = 1_000 }) { server, _ in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(connection.isClosedByPeer(within: .seconds(2)))
+            let exact = try TestHTTP.request(port: server.port, "POST", "/echo", body: [UInt8](repeating: 1, count: 1_000))
+            #expect(exact.status == 200)
+        }
+    }
+
+    @Test("a chunked body that grows past the limit is answered 413")
+    func chunkedBodyTooLarge() throws {
+        try withServer({ $0.maxBodyBytes = 1_000 }) { server, _ in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            let chunk = String(repeating: "x", count: 600)
+            try connection.send(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n")
+            #expect(try connection.readResponse().status == 413)
+        }
+    }
+
+    @Test("headers larger than the connection memory are refused")
+    func headersTooLarge() throws {
+        try withServer({ $0.connectionMemoryBytes = 8 * 1024 }) { server, _ in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            let big = String(repeating: "a", count: 16 * 1024)
+            let response = try connection.request("GET", "/echo", headers: [("X-Big", big)])
+            #expect((400..<500).contains(response.status))
+            let small = try TestHTTP.request(port: server.port, "GET", "/echo", headers: [("X-Echo", String(repeating: "b", count: 2_000))])
+            #expect(small.status == 200)
+        }
+    }
+
+    @Test("a header value with CR LF is dropped rather than injected")
+    func headerInjection() throws {
+        try withServer { server, _ in
+            let response = try TestHTTP.request(port: server.port, "GET", "/injection")
+            #expect(response.status == 200)
+            #expect(response.header("Set-Cookie") == nil)
+        }
+    }
+
+    @Test("a suspended request is answered from another thread")
+    func suspendResume() throws {
+        try withServer { server, responder in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+            let held = try #require(try responder.held.wait(for: 1).first)
+            #expect(server.suspendedCount == 1)
+            let answered = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                held.respond(HTTPResponse(status: 200, body: Array("resumed".utf8)))
+                answered.signal()
+            }
+            answered.wait()
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "resumed")
+            #expect(!held.respond(HTTPResponse(status: 500)), "a second answer is ignored")
+            #expect(server.suspendedCount == 0)
+            // The connection is kept alive after a resumed answer.
+            #expect(try connection.request("GET", "/echo").status == 200)
+        }
+    }
+
+    @Test("many suspended requests resumed at once all get their answers")
+    func fanOut() throws {
+        try withServer { server, responder in
+            let connections = try (0..<200).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: server.port) }
+            for connection in connections {
+                try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            let held = try responder.held.wait(for: connections.count)
+            DispatchQueue.concurrentPerform(iterations: held.count) { index in
+                held[index].respond(HTTPResponse(status: 200, body: Array("\(index)".utf8)))
+            }
+            var bodies = Set<String>()
+            for connection in connections {
+                let response = try connection.readResponse()
+                #expect(response.status == 200)
+                bodies.insert(response.text)
+            }
+            #expect(bodies.count == connections.count)
+        }
+    }
+
+    @Test("a held request outlives the idle timeout; an idle connection does not")
+    func idleTimeout() throws {
+        try withServer({ $0.idleTimeoutSeconds = 1 }) { server, responder in
+            let idle = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            let holding = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try holding.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+            let held = try #require(try responder.held.wait(for: 1).first)
+            #expect(idle.isClosedByPeer(within: .seconds(4)))
+            held.respond(HTTPResponse(status: 200, body: Array("late".utf8)))
+            #expect(try holding.readResponse().text == "late")
+        }
+    }
+
+    @Test("connections beyond the per-client limit are closed")
+    func perClientLimit() throws {
+        try withServer({ $0.maxConnectionsPerClient = 2 }) { server, _ in
+            let first = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            let second = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            #expect(try first.request("GET", "/echo").status == 200)
+            #expect(try second.request("GET", "/echo").status == 200)
+            let third = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            #expect(third.isClosedByPeer(within: .seconds(2)))
+            first.close()
+            usleep(100_000)
+            #expect(try TestHTTP.request(port: server.port, "GET", "/echo").status == 200)
+        }
+    }
+
+    @Test("listens on 127.0.0.1 and ::1 with one port")
+    func dualStack() throws {
+        try withServer({ $0.bindAddresses = ["127.0.0.1", "::1"] }) { server, _ in
+            let v4 = try TestHTTP.request(host: "127.0.0.1", port: server.port, "GET", "/echo")
+            let v6 = try TestHTTP.request(host: "::1", port: server.port, "GET", "/echo")
+            #expect(v4.header("X-Client") == "127.0.0.1")
+            #expect(v6.status == 200)
+            #expect(v6.header("X-Client") == "::1")
+        }
+    }
+
+    @Test("a busy port or a bad address fails to start with a clear error")
+    func startFailures() throws {
+        try withServer { server, _ in
+            let clash = HTTPServer(
+                configuration: HTTPServerConfiguration(bindAddresses: ["127.0.0.1"], port: server.port),
+                responder: TestResponder())
+            #expect(throws: HTTPServerError.self) { try clash.start() }
+        }
+        let bad = HTTPServer(configuration: HTTPServerConfiguration(bindAddresses: ["localhost"], port: 0), responder: TestResponder())
+        #expect(throws: HTTPServerError.self) { try bad.start() }
+    }
+
+    @Test("shutdown answers every held request before stopping, then refuses connections")
+    func gracefulShutdown() throws {
+        let responder = TestResponder()
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(bindAddresses: ["127.0.0.1"], port: 0), responder: responder)
+        try server.start()
+        let port = server.port
+        let connections = try (0..<20).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: port) }
+        for connection in connections {
+            try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+        }
+        _ = try responder.held.wait(for: connections.count)
+        server.shutdown(timeout: .seconds(5))
+        for connection in connections {
+            let response = try connection.readResponse()
+            #expect(response.status == 503)
+            #expect(response.text == "shutting down")
+        }
+        #expect(throws: (any Error).self) { try TestHTTP.request(port: port, "GET", "/echo", timeout: .seconds(1)) }
+    }
+}

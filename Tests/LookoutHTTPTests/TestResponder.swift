@@ -1,0 +1,78 @@
+import LookoutHTTP
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A responder for server tests: `/echo` describes the request, `/hold` suspends it and
+/// hands it to the test, `/slow-header` answers with a header containing CR LF.
+struct TestResponder: HTTPResponder {
+    let held = HeldRequests()
+
+    func reply(to request: HTTPRequest) -> HTTPReply {
+        if request.bodyTooLarge {
+            return .response(HTTPResponse(status: 413, body: Array("too large".utf8)))
+        }
+        switch request.path {
+        case "/echo":
+            var headers = HTTPHeaders()
+            headers.add("X-Method", request.method)
+            headers.add("X-Target", request.target)
+            headers.add("X-Client", request.clientAddress)
+            headers.add("X-Body-Length", String(request.body.count))
+            headers.add("X-Echo-Header", request.headers["X-Echo"] ?? "")
+            return .response(HTTPResponse(status: 200, headers: headers, body: request.body))
+        case "/hold":
+            let held = held
+            return .suspend(
+                onShutdown: { HTTPResponse(status: 503, body: Array("shutting down".utf8)) },
+                hold: { held.append($0) })
+        case "/injection":
+            return .response(HTTPResponse(status: 200, headers: HTTPHeaders([("X-Bad", "a\r\nSet-Cookie: x=1")])))
+        default:
+            return .response(HTTPResponse(status: 404))
+        }
+    }
+}
+
+/// Requests the responder suspended, for the test to answer.
+final class HeldRequests: Sendable {
+    private let requests = Mutex<[SuspendedRequest]>([])
+
+    func append(_ request: SuspendedRequest) {
+        requests.withLock { $0.append(request) }
+    }
+
+    /// Waits until `count` requests are held, up to `timeout`.
+    func wait(for count: Int, timeout: Duration = .seconds(10)) throws -> [SuspendedRequest] {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while clock.now < deadline {
+            let current = requests.withLock { $0 }
+            if current.count >= count { return current }
+            usleep(1_000)
+        }
+        throw HeldRequestsTimeout(held: requests.withLock { $0.count }, wanted: count)
+    }
+}
+
+struct HeldRequestsTimeout: Error {
+    let held: Int
+    let wanted: Int
+}
+
+/// Runs `body` against a started server on 127.0.0.1 (and ::1 when asked), port 0, and
+/// always shuts it down.
+func withServer<Result>(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    _ body: (HTTPServer, TestResponder) throws -> Result
+) throws -> Result {
+    var configuration = HTTPServerConfiguration(bindAddresses: ["127.0.0.1"], port: 0, threadCount: 2)
+    configure(&configuration)
+    let responder = TestResponder()
+    let server = HTTPServer(configuration: configuration, responder: responder)
+    try server.start()
+    defer { server.shutdown(timeout: .seconds(5)) }
+    return try body(server, responder)
+}
