@@ -28,6 +28,7 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	bash Tests/readme-examples.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)

@@ -24,7 +24,7 @@ public struct HTTPServerConfiguration: Sendable {
         port: Int = 3001,
         threadCount: Int = 2,
         maxConnections: Int = 16_000,
-        maxConnectionsPerClient: Int = 0,
+        maxConnectionsPerClient: Int = 1_000,
         idleTimeoutSeconds: Int = 60,
         connectionMemoryBytes: Int = 16 * 1024,
         maxBodyBytes: Int = 1024 * 1024

@@ -37,7 +37,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most open connections per address. [env: LOOKOUT_MAX_CONNECTIONS, default: 16000]")
     var maxConnections: Int?
 
-    @Option(help: "Most open connections from one client address; 0 = no limit. [env: LOOKOUT_MAX_CONNECTIONS_PER_CLIENT, default: 0]")
+    @Option(help: "Most open connections from one client address; 0 = no limit. [env: LOOKOUT_MAX_CONNECTIONS_PER_CLIENT, default: 1000]")
     var maxConnectionsPerClient: Int?
 
     @Option(help: "Seconds before an idle connection is closed. [env: LOOKOUT_IDLE_TIMEOUT, default: 60]")

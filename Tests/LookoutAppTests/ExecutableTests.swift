@@ -1,0 +1,102 @@
+import Foundation
+import LookoutTestSupport
+import Testing
+
+/// The `lookout` binary as users run it: flags, environment, signals.
+@Suite("The lookout executable", .timeLimit(.minutes(2)))
+struct ExecutableTests {
+    /// `swift build` puts the executable beside the test bundle.
+    static let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("lookout")
+
+    /// A running `lookout serve`, with its standard error collected.
+    final class RunningLookout: @unchecked Sendable {
+        // @unchecked Sendable: `log` is guarded by `lock`; the process is only signalled.
+        let process = Process()
+        private let lock = NSLock()
+        private var log = Data()
+
+        init(arguments: [String], environment: [String: String] = [:]) throws {
+            process.executableURL = ExecutableTests.binary
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let pipe = Pipe()
+            process.standardError = pipe
+            process.standardOutput = FileHandle.nullDevice
+            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                let data = handle.availableData
+                guard let self, !data.isEmpty else { return }
+                self.lock.withLock { self.log.append(data) }
+            }
+            try process.run()
+        }
+
+        var text: String { lock.withLock { String(decoding: log, as: UTF8.self) } }
+
+        /// Waits for the "listening" line and returns the port it names.
+        func port() async throws -> Int {
+            for _ in 0..<1_000 {
+                if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression) {
+                    return Int(text[range].dropFirst("port=".count))!
+                }
+                guard process.isRunning else { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            throw StartFailed(log: text)
+        }
+
+        func waitForExit() async throws -> Int32 {
+            for _ in 0..<1_000 where process.isRunning {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return process.terminationStatus
+        }
+    }
+
+    struct StartFailed: Error {
+        let log: String
+    }
+
+    @Test("--help lists the options with their environment variables")
+    func help() async throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--help"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for name in ["--port", "LOOKOUT_PORT", "--data-dir", "LOOKOUT_DATA_DIR", "--bind", "--token-lifetime", "--max-body-bytes"] {
+            #expect(output.contains(name), "\(name)")
+        }
+    }
+
+    @Test("serves with no subcommand, takes configuration from the environment, and exits 0 on SIGTERM and SIGINT")
+    func signals() async throws {
+        for signal in [SIGTERM, SIGINT] {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-exec-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let lookout = try RunningLookout(
+                arguments: ["--port", "0"], environment: ["LOOKOUT_BIND": "127.0.0.1", "LOOKOUT_DATA_DIR": directory])
+            let port = try await lookout.port()
+            let response = try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }
+            #expect(response.status == 200)
+            #expect(FileManager.default.fileExists(atPath: directory + "/signing-key"))
+            kill(lookout.process.processIdentifier, signal)
+            #expect(try await lookout.waitForExit() == 0)
+            #expect(lookout.text.contains("stopped"))
+        }
+    }
+
+    @Test("a bad setting stops start-up with a message and a failure status")
+    func badConfiguration() async throws {
+        let busy = try RunningLookout(arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", "/proc/lookout-cannot"])
+        #expect(try await busy.waitForExit() != 0)
+        #expect(busy.text.contains("cannot"))
+        let badEnvironment = try RunningLookout(arguments: [], environment: ["LOOKOUT_PORT": "abc"])
+        #expect(try await badEnvironment.waitForExit() != 0)
+        #expect(badEnvironment.text.contains("LOOKOUT_PORT"))
+    }
+}
