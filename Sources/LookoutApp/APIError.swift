@@ -40,7 +40,8 @@ struct APIError: Error, Equatable {
     }
 
     static let unsupportedMediaType = APIError(
-        status: 415, code: "unsupported_media_type", message: "The request body must be sent as Content-Type: application/json.")
+        status: 415, code: "unsupported_media_type",
+        message: "The request body must be sent as Content-Type: application/json.")
 
     static let internalError = APIError(status: 500, code: "internal", message: "Something went wrong on our side.")
 
@@ -59,17 +60,27 @@ extension APIError {
     init(_ error: AuthError) {
         switch error {
         case .invalidCredentials:
-            self = .unauthorized("invalid_credentials", "The email or password is wrong.", challenge: #"Bearer realm="lookout""#)
+            self = .unauthorized(
+                "invalid_credentials", "The email or password is wrong.", challenge: #"Bearer realm="lookout""#)
         case .missingToken:
-            self = .unauthorized("missing_token", "Send the token as Authorization: Bearer <token>.", challenge: #"Bearer realm="lookout""#)
+            self = .unauthorized(
+                "missing_token", "Send the token as Authorization: Bearer <token>.",
+                challenge: #"Bearer realm="lookout""#)
         case .notBearer:
-            self = .unauthorized("invalid_token", "The Authorization scheme must be Bearer.", challenge: #"Bearer realm="lookout""#)
+            self = .unauthorized(
+                "invalid_token", "The Authorization scheme must be Bearer.", challenge: #"Bearer realm="lookout""#)
         case .invalidToken(let reason):
-            self = .unauthorized("invalid_token", "The token is invalid: \(reason).", challenge: #"Bearer realm="lookout", error="invalid_token""#)
+            self = .unauthorized(
+                "invalid_token", "The token is invalid: \(reason).",
+                challenge: #"Bearer realm="lookout", error="invalid_token""#)
         case .tokenExpired:
-            self = .unauthorized("token_expired", "The token has expired; log in again.", challenge: #"Bearer realm="lookout", error="invalid_token""#)
+            self = .unauthorized(
+                "token_expired", "The token has expired; log in again.",
+                challenge: #"Bearer realm="lookout", error="invalid_token""#)
         case .tokenNotYetValid:
-            self = .unauthorized("invalid_token", "The token is not valid yet.", challenge: #"Bearer realm="lookout", error="invalid_token""#)
+            self = .unauthorized(
+                "invalid_token", "The token is not valid yet.",
+                challenge: #"Bearer realm="lookout", error="invalid_token""#)
         case .invalidConfiguration:
             self = .internalError
         }

@@ -1,5 +1,5 @@
-import LookoutHTTP
 import Logging
+import LookoutHTTP
 
 /// Everything the service needs to start, gathered from flags and environment by the
 /// executable (or written directly by tests).

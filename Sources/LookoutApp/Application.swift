@@ -1,8 +1,8 @@
+import Logging
 import LookoutAuth
 import LookoutFeeds
 import LookoutHTTP
 import LookoutStore
-import Logging
 
 #if canImport(Foundation)
     import Foundation
@@ -70,7 +70,8 @@ private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey 
             return try SigningKey(base64: given)
         }
         try FileManager.default.createDirectory(
-            atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         return try SigningKey.loadOrCreate(at: configuration.dataDirectory + "/signing-key")
     } catch let error as AuthError {
         if case .invalidConfiguration(let reason) = error { throw StartupError(reason) }

@@ -52,7 +52,9 @@ struct DataFile {
             var options = DocumentCollection.Options()
             if let sort = declaration["sort"] {
                 options.sort = try Self.array(sort, "\(name).sort").map { field in
-                    guard let field = field.stringValue else { throw StartupError("\(name).sort must list field names") }
+                    guard let field = field.stringValue else {
+                        throw StartupError("\(name).sort must list field names")
+                    }
                     return field
                 }
             }

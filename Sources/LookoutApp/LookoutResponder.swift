@@ -1,6 +1,6 @@
+import Logging
 import LookoutAuth
 import LookoutHTTP
-import Logging
 
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
@@ -23,7 +23,8 @@ struct LookoutResponder: HTTPResponder {
             return .response(finish(request, requestID, .failure(APIError.methodNotAllowed(allowed))))
         case .found(let handler, let parameters):
             let context = RequestContext(
-                request: request, requestID: requestID, pathParameters: parameters, query: QueryParameters(request.rawQuery))
+                request: request, requestID: requestID, pathParameters: parameters,
+                query: QueryParameters(request.rawQuery))
             switch handler {
             case .immediate(let handle):
                 return .response(finish(request, requestID, Result { try handle(context) }))
@@ -46,7 +47,9 @@ struct LookoutResponder: HTTPResponder {
     }
 
     /// The response for a handler's result, logged with the request id.
-    private func finish(_ request: HTTPRequest, _ requestID: String, _ result: Result<HTTPResponse, any Error>) -> HTTPResponse {
+    private func finish(_ request: HTTPRequest, _ requestID: String, _ result: Result<HTTPResponse, any Error>)
+        -> HTTPResponse
+    {
         var logger = logger
         logger[metadataKey: "request-id"] = "\(requestID)"
         switch result {

@@ -33,7 +33,8 @@ struct Router: Sendable {
 
     mutating func add(_ method: String, _ pattern: String, _ handler: RouteHandler) {
         let segments = pattern.split(separator: "/").map { part -> Segment in
-            part.hasPrefix("{") && part.hasSuffix("}") ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+            part.hasPrefix("{") && part.hasSuffix("}")
+                ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
         routes.append(Route(method: method, segments: segments, handler: handler))
     }

@@ -69,12 +69,16 @@ struct SeedRoutes: Sendable {
         guard file.hasSuffix(".png") else { throw APIError.notFound }
         let name = file.dropLast(4)
         guard (1...64).contains(name.utf8.count),
-            name.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") })
+            name.utf8.allSatisfy({
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-")
+            })
         else { throw APIError.notFound }
         return HTTPResponse(
             status: 200,
             headers: HTTPHeaders([
-                ("Content-Type", "image/png"), ("Cache-Control", "public, max-age=86400"), ("X-Request-Id", context.requestID),
+                ("Content-Type", "image/png"), ("Cache-Control", "public, max-age=86400"),
+                ("X-Request-Id", context.requestID),
             ]),
             body: PlaceholderImage.png(named: String(name)))
     }

@@ -68,9 +68,11 @@ public struct PasswordHash: Sendable, Equatable, CustomStringConvertible {
     ) throws(AuthError) -> PasswordHash {
         guard !password.isEmpty else { throw .invalidConfiguration("a password cannot be empty") }
         let salt = randomSalt()
-        let probe = PasswordHash(logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, salt: salt, hash: [])
+        let probe = PasswordHash(
+            logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, salt: salt, hash: [])
         let hash = try probe.derive(Array(password.utf8), count: 32)
-        return PasswordHash(logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, salt: salt, hash: hash)
+        return PasswordHash(
+            logRounds: logRounds, blockSize: blockSize, parallelism: parallelism, salt: salt, hash: hash)
     }
 
     /// Whether `password` matches, compared in constant time.

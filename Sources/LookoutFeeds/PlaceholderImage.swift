@@ -15,8 +15,9 @@ public enum PlaceholderImage {
     /// - Returns: The complete PNG file.
     /// - Precondition: 1...1024 for both dimensions.
     public static func png(named name: String, width: Int = 160, height: Int = 120) -> [UInt8] {
-        precondition((1...1024).contains(width) && (1...1024).contains(height),
-                     "PlaceholderImage dimensions must be within 1...1024")
+        precondition(
+            (1...1024).contains(width) && (1...1024).contains(height),
+            "PlaceholderImage dimensions must be within 1...1024")
         let hash = fnv1a(name)
         let top = colour(from: hash)
         let bottom = colour(from: hash >> 32)
@@ -130,6 +131,8 @@ public enum PlaceholderImage {
 
 extension Array where Element == UInt8 {
     fileprivate mutating func appendBigEndian(_ value: UInt32) {
-        append(contentsOf: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
+        append(contentsOf: [
+            UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF),
+        ])
     }
 }

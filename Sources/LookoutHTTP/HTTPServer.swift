@@ -127,7 +127,8 @@ public final class HTTPServer: Sendable {
             return lk_mhd_start(&config, &error, error.count)
         }
         guard let daemon else {
-            throw HTTPServerError.cannotListen(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw HTTPServerError.cannotListen(
+                String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         return daemon
     }
@@ -180,10 +181,13 @@ private let handleRequest: lk_mhd_handler = { context, request in
 private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
     var headers = HTTPHeaders()
     withUnsafeMutablePointer(to: &headers) { pointer in
-        lk_mhd_request_headers(request, { context, name, value in
-            guard let context, let name, let value else { return }
-            context.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(String(cString: name), String(cString: value))
-        }, pointer)
+        lk_mhd_request_headers(
+            request,
+            { context, name, value in
+                guard let context, let name, let value else { return }
+                context.assumingMemoryBound(to: HTTPHeaders.self).pointee.add(
+                    String(cString: name), String(cString: value))
+            }, pointer)
     }
     var length = 0
     let body: [UInt8]

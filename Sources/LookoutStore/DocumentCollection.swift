@@ -25,7 +25,9 @@ public struct DocumentCollection: Sendable {
     /// - Throws: ``StoreError`` for a document that is not an object with a unique integer `id`.
     public init(name: String, options: Options = Options(), documents: [JSONValue]) throws(StoreError) {
         guard Self.isValidName(name) else { throw .invalidCollectionName(name) }
-        guard options.pageSize >= 1 else { throw .invalidOptions(collection: name, reason: "page_size must be at least 1") }
+        guard options.pageSize >= 1 else {
+            throw .invalidOptions(collection: name, reason: "page_size must be at least 1")
+        }
         var seen = Set<Int>()
         var objects: [JSONObject] = []
         objects.reserveCapacity(documents.count)

@@ -13,7 +13,11 @@ public enum JSONOrder {
         if left != right { return left < right ? .orderedAscending : .orderedDescending }
         switch (lhs, rhs) {
         case (.bool(let a)?, .bool(let b)?): return order(a ? 1 : 0, b ? 1 : 0)
-        case (.string(let a)?, .string(let b)?): return a == b ? .orderedSame : (a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? .orderedAscending : .orderedDescending)
+        case (.string(let a)?, .string(let b)?):
+            return a == b
+                ? .orderedSame
+                : (a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
+                    ? .orderedAscending : .orderedDescending)
         case (let a?, let b?):
             if let x = number(a), let y = number(b) { return order(x, y) }
             return .orderedSame

@@ -85,8 +85,8 @@ public final class TestHTTPConnection {
         var one: Int32 = 1
         let tvSize = socklen_t(MemoryLayout<timeval>.size), intSize = socklen_t(MemoryLayout<Int32>.size)
         guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, tvSize) == 0,
-              setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, tvSize) == 0,
-              setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, intSize) == 0
+            setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, tvSize) == 0,
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, intSize) == 0
         else {
             let code = errno
             close()
@@ -157,8 +157,10 @@ public final class TestHTTPConnection {
             headers.append(try TestHTTPResponse.parseHeaderLine(line))
         }
         let body: [UInt8]
-        switch try TestHTTPResponse.framing(status: status, method: method, headers: headers,
-                                             maxBody: Self.maxBodyBytes) {
+        switch try TestHTTPResponse.framing(
+            status: status, method: method, headers: headers,
+            maxBody: Self.maxBodyBytes)
+        {
         case .none: body = []
         case .length(let length): body = try readExactly(length)
         case .chunked: body = try readChunkedBody()
@@ -273,7 +275,9 @@ public final class TestHTTPConnection {
             }
             if size == 0 { break }
             body += try readExactly(size)
-            guard try readExactly(2) == [13, 10] else { throw TestHTTPError.malformed("chunk data not followed by CRLF") }
+            guard try readExactly(2) == [13, 10] else {
+                throw TestHTTPError.malformed("chunk data not followed by CRLF")
+            }
         }
         // Trailer fields are validated like headers but dropped: no test needs them yet.
         var budget = Self.maxHeaderBytes

@@ -71,7 +71,7 @@ extension TestHTTPResponse {
     static func parseStatusLine(_ line: [UInt8]) throws -> (version: String, status: Int, reason: String) {
         let prefix = Array("HTTP/1.".utf8)
         guard line.count >= 12, Array(line[0..<7]) == prefix, isDigit(line[7]), line[8] == space,
-              line[9...11].allSatisfy(isDigit)
+            line[9...11].allSatisfy(isDigit)
         else { throw TestHTTPError.malformed("bad status line: \(printable(line))") }
         // RFC 9112 requires the SP even with an empty reason, but tolerating its absence costs nothing.
         guard line.count == 12 || line[12] == space else {
@@ -82,14 +82,16 @@ extension TestHTTPResponse {
             throw TestHTTPError.malformed("control character in reason phrase")
         }
         let status = line[9...11].reduce(0) { $0 * 10 + Int($1 - 48) }
-        return (String(decoding: line[0..<8], as: UTF8.self), status,
-                String(decoding: reasonBytes, as: UTF8.self))
+        return (
+            String(decoding: line[0..<8], as: UTF8.self), status,
+            String(decoding: reasonBytes, as: UTF8.self)
+        )
     }
 
     /// Parses `name ":" OWS value OWS`; rejects obs-fold, whitespace before the colon and control bytes.
     static func parseHeaderLine(_ line: [UInt8]) throws -> TestHTTPHeader {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0,
-              line[..<colon].allSatisfy(isTokenByte)
+            line[..<colon].allSatisfy(isTokenByte)
         else { throw TestHTTPError.malformed("bad header line: \(printable(line))") }
         var value = line[(colon + 1)...]
         while let first = value.first, first == space || first == tab { value = value.dropFirst() }
@@ -97,8 +99,9 @@ extension TestHTTPResponse {
         guard value.allSatisfy(isFieldByte) else {
             throw TestHTTPError.malformed("control character in header value: \(printable(line))")
         }
-        return TestHTTPHeader(name: String(decoding: line[..<colon], as: UTF8.self),
-                              value: String(decoding: value, as: UTF8.self))
+        return TestHTTPHeader(
+            name: String(decoding: line[..<colon], as: UTF8.self),
+            value: String(decoding: value, as: UTF8.self))
     }
 
     /// Decides body framing per RFC 9112 §6.3, rejecting conflicting or oversized lengths.
@@ -121,7 +124,7 @@ extension TestHTTPResponse {
             .map { $0.trimmingWhitespace() }
         guard let first = lengths.first else { return .untilClose }
         guard lengths.allSatisfy({ $0 == first }), (1...18).contains(first.utf8.count),
-              first.utf8.allSatisfy(isDigit), let length = Int(first)
+            first.utf8.allSatisfy(isDigit), let length = Int(first)
         else { throw TestHTTPError.malformed("bad Content-Length: \(lengths)") }
         guard length <= maxBody else {
             throw TestHTTPError.malformed("Content-Length \(length) exceeds limit of \(maxBody) bytes")

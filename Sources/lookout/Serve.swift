@@ -1,8 +1,8 @@
 import ArgumentParser
 import Dispatch
+import Logging
 import LookoutApp
 import LookoutHTTP
-import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -16,10 +16,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "TCP port. [env: LOOKOUT_PORT, default: 3001]")
     var port: Int?
 
-    @Option(help: "Comma-separated numeric addresses to listen on; '::' means all. [env: LOOKOUT_BIND, default: 127.0.0.1,::1]")
+    @Option(
+        help:
+            "Comma-separated numeric addresses to listen on; '::' means all. [env: LOOKOUT_BIND, default: 127.0.0.1,::1]"
+    )
     var bind: String?
 
-    @Option(help: "Directory for state: the signing key and, later, the database. [env: LOOKOUT_DATA_DIR, default: ./data]")
+    @Option(
+        help: "Directory for state: the signing key and, later, the database. [env: LOOKOUT_DATA_DIR, default: ./data]")
     var dataDir: String?
 
     @Option(help: "JSON data file with collections and users. [env: LOOKOUT_DATA_FILE, default: the bundled demo data]")
@@ -28,7 +32,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds an access token stays valid. [env: LOOKOUT_TOKEN_LIFETIME, default: 3600]")
     var tokenLifetime: Int?
 
-    @Option(help: "Token signing key, base64 of at least 32 bytes. [env: LOOKOUT_TOKEN_KEY, default: generated into the data directory]")
+    @Option(
+        help:
+            "Token signing key, base64 of at least 32 bytes. [env: LOOKOUT_TOKEN_KEY, default: generated into the data directory]"
+    )
     var tokenKey: String?
 
     @Option(help: "Server threads per address. [env: LOOKOUT_THREADS, default: 2]")
@@ -37,7 +44,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Most open connections per address. [env: LOOKOUT_MAX_CONNECTIONS, default: 16000]")
     var maxConnections: Int?
 
-    @Option(help: "Most open connections from one client address; 0 = no limit. [env: LOOKOUT_MAX_CONNECTIONS_PER_CLIENT, default: 1000]")
+    @Option(
+        help:
+            "Most open connections from one client address; 0 = no limit. [env: LOOKOUT_MAX_CONNECTIONS_PER_CLIENT, default: 1000]"
+    )
     var maxConnectionsPerClient: Int?
 
     @Option(help: "Seconds before an idle connection is closed. [env: LOOKOUT_IDLE_TIMEOUT, default: 60]")
@@ -46,10 +56,16 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest request body in bytes; larger ones get 413. [env: LOOKOUT_MAX_BODY_BYTES, default: 1048576]")
     var maxBodyBytes: Int?
 
-    @Option(help: "Per-connection memory in bytes, which bounds the request line and headers. [env: LOOKOUT_MAX_HEADER_BYTES, default: 16384]")
+    @Option(
+        help:
+            "Per-connection memory in bytes, which bounds the request line and headers. [env: LOOKOUT_MAX_HEADER_BYTES, default: 16384]"
+    )
     var maxHeaderBytes: Int?
 
-    @Option(help: "trace, debug, info, notice, warning, error or critical; debug logs every request. [env: LOOKOUT_LOG_LEVEL, default: info]")
+    @Option(
+        help:
+            "trace, debug, info, notice, warning, error or critical; debug logs every request. [env: LOOKOUT_LOG_LEVEL, default: info]"
+    )
     var logLevel: String?
 
     func run() async throws {
@@ -62,7 +78,8 @@ struct Serve: AsyncParsableCommand {
         http.threadCount = try threads ?? environment.int("LOOKOUT_THREADS") ?? http.threadCount
         http.maxConnections = try maxConnections ?? environment.int("LOOKOUT_MAX_CONNECTIONS") ?? http.maxConnections
         http.maxConnectionsPerClient =
-            try maxConnectionsPerClient ?? environment.int("LOOKOUT_MAX_CONNECTIONS_PER_CLIENT") ?? http.maxConnectionsPerClient
+            try maxConnectionsPerClient ?? environment.int("LOOKOUT_MAX_CONNECTIONS_PER_CLIENT")
+            ?? http.maxConnectionsPerClient
         http.idleTimeoutSeconds = try idleTimeout ?? environment.int("LOOKOUT_IDLE_TIMEOUT") ?? http.idleTimeoutSeconds
         http.maxBodyBytes = try maxBodyBytes ?? environment.int("LOOKOUT_MAX_BODY_BYTES") ?? http.maxBodyBytes
         http.connectionMemoryBytes =

@@ -41,10 +41,13 @@ struct AuthContractTests {
     @Test("a body from JSONSerialization, with escaped slashes and any key order, logs in")
     func foundationBody() async throws {
         try await withApp { app in
-            let body = try JSONSerialization.data(withJSONObject: ["password": "demo-password", "email": "demo@example.com"])
+            let body = try JSONSerialization.data(withJSONObject: [
+                "password": "demo-password", "email": "demo@example.com",
+            ])
             let response = try await app.request("POST", "/v1/auth/login", body: String(decoding: body, as: UTF8.self))
             #expect(response.status == 200)
-            let escaped = try await app.request("POST", "/v1/auth/login", body: #"{"email":"demo@example.com","password":"demo-password","x":"a\/b"}"#)
+            let escaped = try await app.request(
+                "POST", "/v1/auth/login", body: #"{"email":"demo@example.com","password":"demo-password","x":"a\/b"}"#)
             #expect(escaped.status == 200)
         }
     }
@@ -52,10 +55,12 @@ struct AuthContractTests {
     @Test("bad credentials are 401; a malformed body is 400; a non-JSON body is 415")
     func badLogins() async throws {
         try await withApp { app in
-            let wrong = try await app.request("POST", "/v1/auth/login", body: #"{"email":"demo@example.com","password":"nope"}"#)
+            let wrong = try await app.request(
+                "POST", "/v1/auth/login", body: #"{"email":"demo@example.com","password":"nope"}"#)
             #expect(wrong.status == 401)
             #expect(try wrong.json["error"]?["code"] == "invalid_credentials")
-            let unknown = try await app.request("POST", "/v1/auth/login", body: #"{"email":"who@example.com","password":"demo-password"}"#)
+            let unknown = try await app.request(
+                "POST", "/v1/auth/login", body: #"{"email":"who@example.com","password":"demo-password"}"#)
             #expect(unknown.status == 401)
             #expect(try unknown.json["error"]?["message"] == wrong.json["error"]?["message"])
 
@@ -87,7 +92,8 @@ struct AuthContractTests {
             }
             #expect(try await verify("Basic ZGVtbzpkZW1v").status == 401)
             #expect(try await verify("Token \(token)").status == 401)
-            #expect(try await verify("bearer \(token)").status == 200, "the scheme is case-insensitive (RFC 9110 §11.1)")
+            #expect(
+                try await verify("bearer \(token)").status == 200, "the scheme is case-insensitive (RFC 9110 §11.1)")
 
             var parts = token.split(separator: ".").map(String.init)
             parts[1] = String(parts[1].dropLast()) + (parts[1].hasSuffix("A") ? "B" : "A")
@@ -112,9 +118,11 @@ struct AuthContractTests {
         let second = try await LiveApp.start(dataDirectory: directory)
         defer { second.shutdown() }
         let verified = try await second.request(
-            "POST", "/v1/auth/verify", headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")])
+            "POST", "/v1/auth/verify",
+            headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")])
         #expect(verified.status == 200)
-        let mode = try FileManager.default.attributesOfItem(atPath: directory + "/signing-key")[.posixPermissions] as? Int
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: directory + "/signing-key")[.posixPermissions] as? Int
         #expect(mode == 0o600)
     }
 }

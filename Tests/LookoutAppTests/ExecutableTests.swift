@@ -68,7 +68,10 @@ struct ExecutableTests {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
-        for name in ["--port", "LOOKOUT_PORT", "--data-dir", "LOOKOUT_DATA_DIR", "--bind", "--token-lifetime", "--max-body-bytes"] {
+        for name in [
+            "--port", "LOOKOUT_PORT", "--data-dir", "LOOKOUT_DATA_DIR", "--bind", "--token-lifetime",
+            "--max-body-bytes",
+        ] {
             #expect(output.contains(name), "\(name)")
         }
     }
@@ -92,7 +95,9 @@ struct ExecutableTests {
 
     @Test("a bad setting stops start-up with a message and a failure status")
     func badConfiguration() async throws {
-        let busy = try RunningLookout(arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", "/proc/lookout-cannot"])
+        let busy = try RunningLookout(arguments: [
+            "--port", "0", "--bind", "127.0.0.1", "--data-dir", "/proc/lookout-cannot",
+        ])
         #expect(try await busy.waitForExit() != 0)
         #expect(busy.text.contains("cannot"))
         let badEnvironment = try RunningLookout(arguments: [], environment: ["LOOKOUT_PORT": "abc"])

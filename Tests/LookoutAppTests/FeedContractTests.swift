@@ -14,8 +14,14 @@ struct FeedContractTests {
             let expired = valid
             for target in ["/v1/pickup_feeds", "/v1/category_feeds", "/v1/info_feed?page=1", "/v1/galleries"] {
                 #expect(try await app.request("GET", target).status == 200, "\(target) without a token")
-                #expect(try await app.request("GET", target, headers: expired).status == 200, "\(target) with an expired token")
-                #expect(try await app.request("GET", target, headers: [("Content-Type", "application/json"), ("Authorization", "Bearer junk")]).status == 200)
+                #expect(
+                    try await app.request("GET", target, headers: expired).status == 200,
+                    "\(target) with an expired token")
+                #expect(
+                    try await app.request(
+                        "GET", target,
+                        headers: [("Content-Type", "application/json"), ("Authorization", "Bearer junk")]
+                    ).status == 200)
             }
             clock.advance(seconds: -7200)
             #expect(try await app.request("GET", "/v1/galleries", headers: valid).status == 200)
@@ -64,7 +70,10 @@ struct FeedContractTests {
             let expected = try DemoData.documents("galleries")
             #expect(items == expected)
             #expect(items.count == 24)
-            #expect(items.allSatisfy { $0["id"]?.intValue != nil && $0["title"]?.stringValue != nil && $0["thumbnail"]?.stringValue != nil })
+            #expect(
+                items.allSatisfy {
+                    $0["id"]?.intValue != nil && $0["title"]?.stringValue != nil && $0["thumbnail"]?.stringValue != nil
+                })
         }
     }
 
@@ -107,7 +116,9 @@ struct FeedContractTests {
         }
     }
 
-    @Test("a missing or non-integer page is 400 naming the parameter", arguments: ["", "?page=", "?page=abc", "?page=1.5", "?page=0", "?page=-1", "?page=99999999999999999999"])
+    @Test(
+        "a missing or non-integer page is 400 naming the parameter",
+        arguments: ["", "?page=", "?page=abc", "?page=1.5", "?page=0", "?page=-1", "?page=99999999999999999999"])
     func badPage(_ query: String) async throws {
         try await withApp { app in
             let response = try await app.request("GET", "/v1/info_feed\(query)")

@@ -35,7 +35,9 @@ final class LiveApp: Sendable {
         clock: ManualWallClock = ManualWallClock(),
         configure: (inout AppConfiguration) -> Void = { _ in }
     ) async throws -> LiveApp {
-        let directory = dataDirectory ?? FileManager.default.temporaryDirectory.appendingPathComponent("lookout-test-\(UUID())").path
+        let directory =
+            dataDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("lookout-test-\(UUID())").path
         var configuration = AppConfiguration(
             http: HTTPServerConfiguration(bindAddresses: ["127.0.0.1", "::1"], port: 0), dataDirectory: directory)
         configure(&configuration)
@@ -59,12 +61,14 @@ final class LiveApp: Sendable {
     ) async throws -> TestHTTPResponse {
         let port = port
         return try await offPool {
-            try TestHTTP.request(host: host, port: port, method, target, headers: headers, body: body.map { Array($0.utf8) })
+            try TestHTTP.request(
+                host: host, port: port, method, target, headers: headers, body: body.map { Array($0.utf8) })
         }
     }
 
     func login(_ email: String = "demo@example.com", _ password: String = "demo-password") async throws -> String {
-        let response = try await request("POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#)
+        let response = try await request(
+            "POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#)
         guard response.status == 200, let token = try JSONParser.parse(response.body)["token"]?.stringValue else {
             throw LoginFailed(status: response.status)
         }

@@ -22,7 +22,8 @@ final class ManualWallClock: Sendable {
 struct TokenServiceTests {
     let key = SigningKey.generate()
     let clock = ManualWallClock()
-    let user = User(email: "Demo@Example.com", role: .reader, passwordHash: try! PasswordHash.make(password: "x", logRounds: 4))
+    let user = User(
+        email: "Demo@Example.com", role: .reader, passwordHash: try! PasswordHash.make(password: "x", logRounds: 4))
 
     func service(key: SigningKey? = nil) async -> TokenService {
         let clock = clock

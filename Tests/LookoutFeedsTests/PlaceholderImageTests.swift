@@ -24,8 +24,10 @@ private func chunks(of png: [UInt8]) -> [Chunk]? {
         let typeBytes = Array(png[offset + 4..<offset + 8])
         let data = Array(png[offset + 8..<offset + 8 + length])
         let crc = bigEndian(png, at: offset + 8 + length)
-        result.append(Chunk(type: String(decoding: typeBytes, as: UTF8.self), data: data,
-                            storedCRC: crc, typeBytes: typeBytes))
+        result.append(
+            Chunk(
+                type: String(decoding: typeBytes, as: UTF8.self), data: data,
+                storedCRC: crc, typeBytes: typeBytes))
         offset += 12 + length
     }
     return result

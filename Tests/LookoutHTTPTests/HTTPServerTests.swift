@@ -45,7 +45,8 @@ struct HTTPServerTests {
         try withServer { server, _ in
             let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
             try connection.send(
-                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+            )
             let response = try connection.readResponse()
             #expect(response.text == "hello world")
         }
@@ -73,7 +74,8 @@ struct HTTPServerTests {
             let response = try connection.readResponse()
             #expect(response.status == 413)
             #expect(connection.isClosedByPeer(within: .seconds(2)))
-            let exact = try TestHTTP.request(port: server.port, "POST", "/echo", body: [UInt8](repeating: 1, count: 1_000))
+            let exact = try TestHTTP.request(
+                port: server.port, "POST", "/echo", body: [UInt8](repeating: 1, count: 1_000))
             #expect(exact.status == 200)
         }
     }
@@ -84,7 +86,8 @@ struct HTTPServerTests {
             let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
             let chunk = String(repeating: "x", count: 600)
             try connection.send(
-                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n")
+                "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
+            )
             #expect(try connection.readResponse().status == 413)
         }
     }
@@ -96,7 +99,8 @@ struct HTTPServerTests {
             let big = String(repeating: "a", count: 16 * 1024)
             let response = try connection.request("GET", "/echo", headers: [("X-Big", big)])
             #expect((400..<500).contains(response.status))
-            let small = try TestHTTP.request(port: server.port, "GET", "/echo", headers: [("X-Echo", String(repeating: "b", count: 2_000))])
+            let small = try TestHTTP.request(
+                port: server.port, "GET", "/echo", headers: [("X-Echo", String(repeating: "b", count: 2_000))])
             #expect(small.status == 200)
         }
     }
@@ -201,7 +205,8 @@ struct HTTPServerTests {
                 responder: TestResponder())
             #expect(throws: HTTPServerError.self) { try clash.start() }
         }
-        let bad = HTTPServer(configuration: HTTPServerConfiguration(bindAddresses: ["localhost"], port: 0), responder: TestResponder())
+        let bad = HTTPServer(
+            configuration: HTTPServerConfiguration(bindAddresses: ["localhost"], port: 0), responder: TestResponder())
         #expect(throws: HTTPServerError.self) { try bad.start() }
     }
 

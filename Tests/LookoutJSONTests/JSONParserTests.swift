@@ -12,7 +12,8 @@ struct JSONParserTests {
         #expect(value["id"] == .int(9_007_199_254_740_993))
         #expect(value.objectValue?.keys == ["z", "a", "n", "big", "s", "id"])
         let written = String(decoding: JSONWriter.encode(value), as: UTF8.self)
-        #expect(written == #"{"z":1,"a":[true,false,null],"n":-0.5,"big":1e+300,"s":"a\"b\\c\n","id":9007199254740993}"#)
+        #expect(
+            written == #"{"z":1,"a":[true,false,null],"n":-0.5,"big":1e+300,"s":"a\"b\\c\n","id":9007199254740993}"#)
         #expect(try JSONParser.parse(written) == value)
     }
 
@@ -46,7 +47,8 @@ struct JSONParserTests {
 
     @Test("nesting is bounded")
     func depth() throws {
-        let deep = String(repeating: "[", count: JSONParser.maxDepth) + String(repeating: "]", count: JSONParser.maxDepth)
+        let deep =
+            String(repeating: "[", count: JSONParser.maxDepth) + String(repeating: "]", count: JSONParser.maxDepth)
         #expect(throws: Never.self) { try JSONParser.parse(deep) }
         let tooDeep = "[" + deep + "]"
         let error = #expect(throws: JSONParseError.self) { try JSONParser.parse(tooDeep) }
