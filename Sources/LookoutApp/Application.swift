@@ -27,8 +27,11 @@ public final class Application: Sendable {
     }
 
     /// Answers every held request, then stops.
-    public func shutdown() {
-        server.shutdown()
+    /// - Returns: false if some answers were still being sent after the timeout; the
+    ///   process should exit then, which closes their connections.
+    @discardableResult
+    public func shutdown(timeout: Duration = .seconds(10)) -> Bool {
+        server.shutdown(timeout: timeout)
     }
 }
 

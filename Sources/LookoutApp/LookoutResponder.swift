@@ -47,21 +47,27 @@ struct LookoutResponder: HTTPResponder {
     }
 
     /// The response for a handler's result, logged with the request id.
-    private func finish(_ request: HTTPRequest, _ requestID: String, _ result: Result<HTTPResponse, any Error>)
-        -> HTTPResponse
-    {
-        var logger = logger
-        logger[metadataKey: "request-id"] = "\(requestID)"
+    private func finish(
+        _ request: HTTPRequest,
+        _ requestID: String,
+        _ result: Result<HTTPResponse, any Error>
+    ) -> HTTPResponse {
+        // Metadata is built only when a line is logged: the log calls take autoclosures.
         switch result {
         case .success(let response):
-            logger.debug("\(request.method) \(request.target) \(response.status)")
+            logger.debug(
+                "\(request.method) \(request.target) \(response.status)", metadata: ["request-id": "\(requestID)"])
             return response
         case .failure(let error):
             let apiError = Self.apiError(for: error)
             if apiError.status >= 500 {
-                logger.error("\(request.method) \(request.target) \(apiError.status): \(String(reflecting: error))")
+                logger.error(
+                    "\(request.method) \(request.target) \(apiError.status): \(String(reflecting: error))",
+                    metadata: ["request-id": "\(requestID)"])
             } else {
-                logger.debug("\(request.method) \(request.target) \(apiError.status) \(apiError.code)")
+                logger.debug(
+                    "\(request.method) \(request.target) \(apiError.status) \(apiError.code)",
+                    metadata: ["request-id": "\(requestID)"])
             }
             return apiError.response(requestID: requestID)
         }

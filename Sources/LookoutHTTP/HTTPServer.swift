@@ -76,29 +76,30 @@ public final class HTTPServer: Sendable {
     /// Stops the server: no new connections, every suspended request answered (with its
     /// shutdown response), then the daemons stopped.
     ///
-    /// Waits up to `timeout` for answered requests to finish sending; a client that does
-    /// not read its answer by then is cut off.
-    public func shutdown(timeout: Duration = .seconds(10)) {
+    /// Waits up to `timeout` for the answered requests to finish sending.
+    /// - Returns: false if some had not finished by then. The daemons are then left
+    ///   running, quiesced (libmicrohttpd forbids stopping with suspended connections);
+    ///   the caller should exit the process, which closes them.
+    @discardableResult
+    public func shutdown(timeout: Duration = .seconds(10)) -> Bool {
         let running = daemons.withLock { state in
             defer { state.pointers = [] }
             return state.pointers
         }
-        guard !running.isEmpty else { return }
+        guard !running.isEmpty else { return true }
         running.forEach { lk_mhd_quiesce($0) }
         core.isDraining.store(true, ordering: .releasing)
         core.suspended.answerAll()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
-        while running.contains(where: { lk_mhd_suspended_count($0) > 0 }), clock.now < deadline {
+        func drained() -> Bool { running.allSatisfy { lk_mhd_suspended_count($0) == 0 } }
+        while !drained(), clock.now < deadline {
             usleep(2_000)
         }
-        if running.contains(where: { lk_mhd_suspended_count($0) > 0 }) {
-            // Still unanswered after the timeout: libmicrohttpd forbids stopping now, and
-            // exiting is the only safe way left.
-            fatalError("HTTP server: suspended requests still open after \(timeout); cannot stop safely")
-        }
+        guard drained() else { return false }
         running.forEach { lk_mhd_stop($0) }
         Unmanaged.passUnretained(core).release()
+        return true
     }
 
     private func validate() throws {

@@ -118,8 +118,11 @@ struct Serve: AsyncParsableCommand {
             metadata: ["port": "\(application.port)", "addresses": "\(http.bindAddresses.joined(separator: ","))"])
         let signal = await ShutdownSignal.wait(for: [SIGTERM, SIGINT])
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
-        application.shutdown()
-        logger.info("stopped")
+        if application.shutdown() {
+            logger.info("stopped")
+        } else {
+            logger.warning("stopped with answers still unsent after 10 s; their connections close on exit")
+        }
     }
 }
 
