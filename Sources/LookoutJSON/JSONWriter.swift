@@ -19,7 +19,7 @@ public struct JSONWriter: Sendable {
         switch value {
         case .null: writeRaw("null")
         case .bool(let flag): writeRaw(flag ? "true" : "false")
-        case .int(let number): writeRaw(String(number))
+        case .int(let number): write(number)
         case .double(let number): write(number)
         case .string(let text): write(text)
         case .array(let elements):
@@ -50,23 +50,56 @@ public struct JSONWriter: Sendable {
 
     public mutating func write(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): writeRaw("\\\"")
-            case UInt8(ascii: "\\"): writeRaw("\\\\")
-            case 0x0A: writeRaw("\\n")
-            case 0x0D: writeRaw("\\r")
-            case 0x09: writeRaw("\\t")
-            case 0x08: writeRaw("\\b")
-            case 0x0C: writeRaw("\\f")
-            case 0..<0x20:
-                writeRaw("\\u00")
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0x0F)])
-            default: bytes.append(byte)
+        var text = text
+        text.withUTF8 { utf8 in
+            // Copy runs that need no escaping in one go; most text has no escapes at all.
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                writeEscape(byte)
+                runStart = index + 1
             }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes an integer's decimal digits without making a `String`.
+    public mutating func write(_ number: Int) {
+        if number < 0 {
+            bytes.append(UInt8(ascii: "-"))
+        }
+        var magnitude = number.magnitude
+        // Digits come out least significant first: collect them, then append reversed.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
+            var count = 0
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                bytes.append(buffer[index])
+            }
+        }
+    }
+
+    private mutating func writeEscape(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): writeRaw("\\\"")
+        case UInt8(ascii: "\\"): writeRaw("\\\\")
+        case 0x0A: writeRaw("\\n")
+        case 0x0D: writeRaw("\\r")
+        case 0x09: writeRaw("\\t")
+        case 0x08: writeRaw("\\b")
+        case 0x0C: writeRaw("\\f")
+        default:
+            writeRaw("\\u00")
+            bytes.append(Self.hexDigits[Int(byte >> 4)])
+            bytes.append(Self.hexDigits[Int(byte & 0x0F)])
+        }
     }
 
     /// Appends bytes that are already JSON, such as a cached rendering of a value.

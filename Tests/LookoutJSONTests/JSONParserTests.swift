@@ -65,3 +65,19 @@ struct JSONParserTests {
         #expect(object["a"] == .int(3))
     }
 }
+
+@Suite("JSON writer")
+struct JSONWriterTests {
+    @Test("integers are written exactly, including the extremes", arguments: [0, 7, -7, 10, 1_000_000, Int.max, Int.min])
+    func integers(_ number: Int) {
+        #expect(String(decoding: JSONWriter.encode(.int(number)), as: UTF8.self) == String(number))
+    }
+
+    @Test("every escape, between plain runs")
+    func escapes() throws {
+        let text = "a\"b\\c\nd\re\tf\u{08}g\u{0C}h\u{1F}i"
+        let written = String(decoding: JSONWriter.encode(.string(text)), as: UTF8.self)
+        #expect(written == #""a\"b\\c\nd\re\tf\bg\fh\u001fi""#)
+        #expect(try JSONParser.parse(written) == .string(text))
+    }
+}
