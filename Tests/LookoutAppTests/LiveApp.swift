@@ -3,18 +3,6 @@ import LookoutApp
 import LookoutHTTP
 import LookoutJSON
 import LookoutTestSupport
-import Synchronization
-
-/// A wall clock the test moves by hand.
-final class ManualWallClock: Sendable {
-    private let current = Mutex(Date())
-
-    func now() -> Date { current.withLock { $0 } }
-
-    func advance(seconds: Double) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
 
 /// A real Lookout on 127.0.0.1 and ::1, port 0, with its own data directory, talked to
 /// over real sockets.

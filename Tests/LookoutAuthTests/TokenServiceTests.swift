@@ -1,27 +1,12 @@
 import Foundation
 import LookoutAuth
-import Synchronization
+import LookoutTestSupport
 import Testing
-
-/// A wall clock the test moves by hand.
-final class ManualWallClock: Sendable {
-    private let current: Mutex<Date>
-
-    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Mutex(start)
-    }
-
-    func now() -> Date { current.withLock { $0 } }
-
-    func advance(seconds: Double) {
-        current.withLock { $0 = $0.addingTimeInterval(seconds) }
-    }
-}
 
 @Suite("Tokens")
 struct TokenServiceTests {
     let key = SigningKey.generate()
-    let clock = ManualWallClock()
+    let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000))
     let user = User(
         email: "Demo@Example.com", role: .reader, passwordHash: try! PasswordHash.make(password: "x", logRounds: 4))
 

@@ -68,7 +68,8 @@ struct JSONParserTests {
 
 @Suite("JSON writer")
 struct JSONWriterTests {
-    @Test("integers are written exactly, including the extremes", arguments: [0, 7, -7, 10, 1_000_000, Int.max, Int.min])
+    @Test(
+        "integers are written exactly, including the extremes", arguments: [0, 7, -7, 10, 1_000_000, Int.max, Int.min])
     func integers(_ number: Int) {
         #expect(String(decoding: JSONWriter.encode(.int(number)), as: UTF8.self) == String(number))
     }
