@@ -6,9 +6,16 @@ import LookoutJSON
 /// The seed iOS app's six endpoints (contract/seed-app.md), plus the placeholder
 /// images its demo thumbnails point at.
 struct SeedRoutes: Sendable {
+    /// The feed views whose bodies are cached.
+    enum View: Hashable, Sendable {
+        case list(String)
+        case informationPage(Int)
+    }
+
     let feeds: SeedFeeds
     let users: UserDirectory
     let tokens: TokenService
+    let rendered = RenderCache<View>()
 
     func register(in router: inout Router) {
         router.add("POST", "/v1/auth/login", .deferred(login))
@@ -47,8 +54,11 @@ struct SeedRoutes: Sendable {
     }
 
     func list(_ collection: String, _ context: RequestContext) throws -> HTTPResponse {
-        guard let documents = feeds.list(collection) else { throw APIError.notFound }
-        return .json(documents, requestID: context.requestID)
+        let body = rendered.body(for: .list(collection)) {
+            feeds.list(collection).map { (JSONWriter.encode($0), keep: true) }
+        }
+        guard let body else { throw APIError.notFound }
+        return .json(body: body, requestID: context.requestID)
     }
 
     /// `GET /v1/info_feed?page=N`, pages from 1; a missing or non-integer page is 400.
@@ -59,8 +69,14 @@ struct SeedRoutes: Sendable {
         guard let number = Int(text), number >= 1 else {
             throw APIError.invalidParameter("page", "must be an integer of at least 1, not '\(text.prefix(32))'.")
         }
-        guard let page = feeds.informationPage(number) else { throw APIError.notFound }
-        return .json(page, requestID: context.requestID)
+        let body = rendered.body(for: .informationPage(number)) {
+            feeds.informationPage(number).map { page in
+                // Only pages that hold items are kept: page numbers past the end are unbounded.
+                (JSONWriter.encode(page), keep: page["information"]?.arrayValue?.isEmpty == false)
+            }
+        }
+        guard let body else { throw APIError.notFound }
+        return .json(body: body, requestID: context.requestID)
     }
 
     /// `GET /images/<name>.png`: a generated placeholder, so demo thumbnails resolve.
