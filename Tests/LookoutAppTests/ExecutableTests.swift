@@ -93,6 +93,25 @@ struct ExecutableTests {
         }
     }
 
+    @Test("at debug level every request is logged with its request id")
+    func requestLog() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-log-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lookout = try RunningLookout(
+            arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", directory, "--log-level", "debug"])
+        defer { kill(lookout.process.processIdentifier, SIGTERM) }
+        let port = try await lookout.port()
+        let response = try await offPool {
+            try TestHTTP.request(port: port, "GET", "/v1/nothing", headers: [("X-Request-Id", "trace-me-42")])
+        }
+        #expect(response.status == 404)
+        for _ in 0..<200 where !lookout.text.contains("trace-me-42") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let line = lookout.text.split(separator: "\n").first { $0.contains("trace-me-42") }
+        #expect(line?.contains("/v1/nothing 404") == true, "\(lookout.text)")
+    }
+
     @Test("a bad setting stops start-up with a message and a failure status")
     func badConfiguration() async throws {
         let busy = try RunningLookout(arguments: [

@@ -186,6 +186,26 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("connections beyond the total limit wait until one closes")
+    func connectionLimit() throws {
+        try withServer({ $0.maxConnections = 2 }) { server, _ in
+            let first = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            let second = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            #expect(try first.request("GET", "/echo").status == 200)
+            #expect(try second.request("GET", "/echo").status == 200)
+            let third = try TestHTTPConnection(host: "127.0.0.1", port: server.port, timeout: .milliseconds(500))
+            try third.send("GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(throws: TestHTTPError.self) { try third.readResponse() }
+            first.close()
+            // The waiting connection is accepted once a slot is free and gets its answer.
+            var answer: TestHTTPResponse?
+            for _ in 0..<10 where answer == nil {
+                answer = try? third.readResponse()
+            }
+            #expect(answer?.status == 200)
+        }
+    }
+
     @Test("listens on 127.0.0.1 and ::1 with one port")
     func dualStack() throws {
         try withServer({ $0.bindAddresses = ["127.0.0.1", "::1"] }) { server, _ in
