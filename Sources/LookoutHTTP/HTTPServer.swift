@@ -51,8 +51,10 @@ public final class HTTPServer: Sendable {
     public var suspendedCount: Int { core.suspended.count }
 
     /// Binds every configured address and starts serving.
+    /// - Precondition: called once.
     /// - Throws: ``HTTPServerError`` when an address cannot be bound; nothing keeps running then.
     public func start() throws {
+        precondition(port == 0 && daemons.withLock { $0.pointers.isEmpty }, "HTTPServer.start() called twice")
         try validate()
         // The first daemon may pick the port; the others bind the same one.
         var port = configuration.port
