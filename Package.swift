@@ -5,7 +5,9 @@ let package = Package(
     name: "Lookout",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "lookout", targets: ["lookout"])
+        .executable(name: "lookout", targets: ["lookout"]),
+        // For the benchmark package in Benchmarks/.
+        .library(name: "LookoutStore", targets: ["LookoutStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

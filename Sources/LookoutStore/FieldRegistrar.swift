@@ -13,8 +13,12 @@ import Synchronization
 ///   after releasing it; a woken waiter is removed from all its other keys.
 /// - Waiters are cancelled explicitly (deadline, shutdown); nothing stays registered.
 ///
-/// Keys are whatever the store interns fields and memberships to.
-public final class FieldRegistrar<Key: Hashable & Sendable>: Sendable {
+/// Keys are the integers the store interns field and membership keys to; concrete rather
+/// than generic so that every call is specialized.
+public final class FieldRegistrar: Sendable {
+    /// An interned field or membership key.
+    public typealias Key = Int
+
     /// Called once per waiter, outside the registrar's lock, on the committing thread.
     public typealias Wake = @Sendable (Wakeup) -> Void
 

@@ -9,7 +9,7 @@ import Testing
 /// the log of commits.
 @Suite("Field registrar, randomized against a model", .timeLimit(.minutes(2)))
 struct FieldRegistrarModelTests {
-    typealias Registrar = FieldRegistrar<Int>
+    typealias Registrar = FieldRegistrar
 
     /// What happened to one session.
     enum Outcome: Equatable {
