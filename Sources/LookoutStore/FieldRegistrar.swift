@@ -13,10 +13,12 @@ import Synchronization
 ///   after releasing it; a woken waiter is removed from all its other keys.
 /// - Waiters are cancelled explicitly (deadline, shutdown); nothing stays registered.
 ///
-/// Keys are the integers the store interns field and membership keys to; concrete rather
-/// than generic so that every call is specialized.
+/// Keys are the small non-negative integers the store interns field and membership keys
+/// to. Storage is dense: per key a revision and the head of an intrusive list of
+/// watchers; waiters and list nodes live in pooled arrays, so registering allocates
+/// nothing once the pools have grown.
 public final class FieldRegistrar: Sendable {
-    /// An interned field or membership key.
+    /// An interned field or membership key: `0..<Int32.max`.
     public typealias Key = Int
 
     /// Called once per waiter, outside the registrar's lock, on the committing thread.
@@ -38,25 +40,14 @@ public final class FieldRegistrar: Sendable {
         case alreadyChanged(changed: [Key], revision: UInt64)
     }
 
-    /// Identifies a registered waiter.
+    /// Identifies a registered waiter: its slot and the slot's generation, so that an
+    /// id kept past its waiter's end never reaches the slot's next occupant.
     public struct WaiterID: Hashable, Sendable {
-        let value: UInt64
+        let slot: Int32
+        let generation: UInt32
     }
 
-    private struct Waiter {
-        let keys: [Key]
-        let cursor: UInt64
-        let wake: Wake
-    }
-
-    private struct State {
-        var revisions: [Key: UInt64] = [:]
-        var watchers: [Key: Set<WaiterID>] = [:]
-        var waiters: [WaiterID: Waiter] = [:]
-        var nextID: UInt64 = 0
-    }
-
-    private let state = Mutex(State())
+    private let state = Mutex(RegistrarState())
 
     public init() {}
 
@@ -64,29 +55,23 @@ public final class FieldRegistrar: Sendable {
     ///
     /// `wake` runs at most once, after a later commit to one of the keys, unless the
     /// waiter is cancelled first.
-    /// - Precondition: `keys` is not empty.
+    /// - Precondition: `keys` is not empty and holds valid keys.
     public func register(_ keys: [Key], after cursor: UInt64, wake: @escaping Wake) -> Registration {
         precondition(!keys.isEmpty, "a waiter needs at least one key")
+        // Each key once: a waiter is linked at most once into a key's list.
+        let keys = keys.count == 1 ? keys : Self.distinct(keys)
         return state.withLock { state in
             var changed: [Key] = []
             var newest: UInt64 = 0
             for key in keys {
-                let revision = state.revisions[key] ?? 0
+                let revision = state.revision(of: key)
                 if revision > cursor {
                     changed.append(key)
                     newest = max(newest, revision)
                 }
             }
-            if !changed.isEmpty {
-                return .alreadyChanged(changed: changed, revision: newest)
-            }
-            state.nextID += 1
-            let id = WaiterID(value: state.nextID)
-            state.waiters[id] = Waiter(keys: keys, cursor: cursor, wake: wake)
-            for key in keys {
-                state.watchers[key, default: []].insert(id)
-            }
-            return .waiting(id)
+            guard changed.isEmpty else { return .alreadyChanged(changed: changed, revision: newest) }
+            return .waiting(state.add(keys: keys, cursor: cursor, wake: wake))
         }
     }
 
@@ -96,8 +81,8 @@ public final class FieldRegistrar: Sendable {
     @discardableResult
     public func cancel(_ id: WaiterID) -> Bool {
         state.withLock { state in
-            guard let waiter = state.waiters.removeValue(forKey: id) else { return false }
-            Self.unwatch(id, keys: waiter.keys, in: &state)
+            guard state.isLive(id) else { return false }
+            _ = state.remove(slot: id.slot)
             return true
         }
     }
@@ -108,35 +93,22 @@ public final class FieldRegistrar: Sendable {
     /// - Returns: how many waiters were woken.
     /// - Precondition: `revision` is higher than that of every earlier commit to these keys.
     @discardableResult
-    public func commit(_ keys: some Collection<Key>, revision: UInt64) -> Int {
+    public func commit(_ keys: [Key], revision: UInt64) -> Int {
         var woken: [(wake: Wake, keys: [Key])] = []
         state.withLock { state in
             for key in keys {
-                let previous = state.revisions.updateValue(revision, forKey: key) ?? 0
+                let previous = state.setRevision(revision, of: key)
                 precondition(previous <= revision, "commits must come in revision order")
                 guard previous < revision else { continue }  // a key listed twice
-                guard let watching = state.watchers.removeValue(forKey: key) else { continue }
-                var keep: Set<WaiterID> = []
-                for id in watching {
-                    guard let waiter = state.waiters[id] else { continue }
-                    // A reader that already saw this commit registered with it as cursor.
-                    guard waiter.cursor < revision else {
-                        keep.insert(id)
-                        continue
-                    }
-                    state.waiters[id] = nil
-                    Self.unwatch(id, keys: waiter.keys, except: key, in: &state)
-                    woken.append((waiter.wake, waiter.keys))
-                }
-                if !keep.isEmpty {
-                    state.watchers[key] = keep
-                }
+                state.detachWatchers(of: key, before: revision, into: &woken)
             }
         }
         guard !woken.isEmpty else { return 0 }
+        // Which of its keys this commit changed, worked out outside the lock.
         let changedKeys = keys.count > 8 ? Set(keys) : nil
         for (wake, watched) in woken {
-            let changed = watched.filter { changedKeys?.contains($0) ?? keys.contains($0) }
+            let changed =
+                watched.count == 1 ? watched : watched.filter { changedKeys?.contains($0) ?? keys.contains($0) }
             wake(Wakeup(changed: changed, revision: revision))
         }
         return woken.count
@@ -144,26 +116,186 @@ public final class FieldRegistrar: Sendable {
 
     /// The revision at which `key` last changed; 0 if never.
     public func revision(of key: Key) -> UInt64 {
-        state.withLock { $0.revisions[key] ?? 0 }
+        state.withLock { $0.revision(of: key) }
     }
 
     /// Waiters still registered.
     public var waiterCount: Int {
-        state.withLock { $0.waiters.count }
+        state.withLock { $0.liveWaiters }
     }
 
     /// Keys with at least one waiter.
     public var watchedKeyCount: Int {
-        state.withLock { $0.watchers.count }
+        state.withLock { $0.watchedKeys }
     }
 
-    private static func unwatch(_ id: WaiterID, keys: [Key], except skipped: Key? = nil, in state: inout State) {
-        for key in keys where key != skipped {
-            guard var watching = state.watchers.removeValue(forKey: key) else { continue }
-            watching.remove(id)
-            if !watching.isEmpty {
-                state.watchers[key] = watching
+    private static func distinct(_ keys: [Key]) -> [Key] {
+        var seen = Set<Key>(minimumCapacity: keys.count)
+        return keys.filter { seen.insert($0).inserted }
+    }
+}
+
+/// The registrar's state, only touched under its lock.
+///
+/// Each (waiter, key) pair is a node in the key's doubly linked list of watchers, so
+/// linking, unlinking and cancelling are O(1) per key.
+struct RegistrarState {
+    typealias Key = FieldRegistrar.Key
+
+    private struct Node {
+        var slot: Int32
+        var key: Int32
+        var previous: Int32
+        var next: Int32
+    }
+
+    private struct Waiter {
+        var generation: UInt32 = 0
+        var isLive = false
+        var cursor: UInt64 = 0
+        var wake: FieldRegistrar.Wake?
+        /// The node of the first key; most waiters have one key.
+        var firstNode: Int32 = -1
+        /// The nodes of the other keys, if any.
+        var otherNodes: [Int32] = []
+    }
+
+    private static let none: Int32 = -1
+
+    private var revisions: [UInt64] = []
+    private var heads: [Int32] = []
+    private var nodes: [Node] = []
+    private var freeNodes: [Int32] = []
+    private var waiters: [Waiter] = []
+    private var freeWaiters: [Int32] = []
+    private(set) var liveWaiters = 0
+    private(set) var watchedKeys = 0
+
+    func revision(of key: Key) -> UInt64 {
+        key < revisions.count ? revisions[key] : 0
+    }
+
+    /// Sets the revision of `key` and returns its previous one.
+    mutating func setRevision(_ revision: UInt64, of key: Key) -> UInt64 {
+        grow(to: key)
+        defer { revisions[key] = max(revisions[key], revision) }
+        return revisions[key]
+    }
+
+    func isLive(_ id: FieldRegistrar.WaiterID) -> Bool {
+        Int(id.slot) < waiters.count && waiters[Int(id.slot)].isLive
+            && waiters[Int(id.slot)].generation == id.generation
+    }
+
+    mutating func add(keys: [Key], cursor: UInt64, wake: @escaping FieldRegistrar.Wake) -> FieldRegistrar.WaiterID {
+        let slot: Int32
+        if let free = freeWaiters.popLast() {
+            slot = free
+        } else {
+            slot = Int32(waiters.count)
+            waiters.append(Waiter())
+        }
+        var waiter = waiters[Int(slot)]
+        waiter.generation &+= 1
+        waiter.isLive = true
+        waiter.cursor = cursor
+        waiter.wake = wake
+        waiter.firstNode = link(slot: slot, key: keys[0])
+        waiter.otherNodes.removeAll(keepingCapacity: true)
+        for key in keys.dropFirst() {
+            waiter.otherNodes.append(link(slot: slot, key: key))
+        }
+        waiters[Int(slot)] = waiter
+        liveWaiters += 1
+        return FieldRegistrar.WaiterID(slot: slot, generation: waiter.generation)
+    }
+
+    /// Ends a live waiter: unlinks it from every key and frees its slot.
+    /// - Returns: its wake closure and its keys other than the first (usually none, so
+    ///   that waking a crowd allocates nothing per waiter).
+    mutating func remove(slot: Int32) -> (wake: FieldRegistrar.Wake, firstKey: Key, otherKeys: [Key]) {
+        var waiter = waiters[Int(slot)]
+        let firstKey = Key(nodes[Int(waiter.firstNode)].key)
+        unlink(waiter.firstNode)
+        var otherKeys: [Key] = []
+        if !waiter.otherNodes.isEmpty {
+            otherKeys.reserveCapacity(waiter.otherNodes.count)
+            for node in waiter.otherNodes {
+                otherKeys.append(Key(nodes[Int(node)].key))
+                unlink(node)
             }
         }
+        let wake = waiter.wake!
+        waiter.isLive = false
+        waiter.wake = nil
+        waiter.firstNode = Self.none
+        waiters[Int(slot)] = waiter
+        freeWaiters.append(slot)
+        liveWaiters -= 1
+        return (wake, firstKey, otherKeys)
+    }
+
+    /// Removes the watchers of `key` whose cursor is before `revision`, collecting each
+    /// with the keys it watched. Watchers that already saw `revision` stay.
+    mutating func detachWatchers(
+        of key: Key,
+        before revision: UInt64,
+        into woken: inout [(wake: FieldRegistrar.Wake, keys: [Key])]
+    ) {
+        let onlyThisKey = [key]  // shared by every single-key watcher
+        var node = heads[key]
+        while node != Self.none {
+            let next = nodes[Int(node)].next
+            let slot = nodes[Int(node)].slot
+            if waiters[Int(slot)].cursor < revision {
+                let removed = remove(slot: slot)
+                woken.append(
+                    (removed.wake, removed.otherKeys.isEmpty ? onlyThisKey : [removed.firstKey] + removed.otherKeys))
+            }
+            node = next
+        }
+    }
+
+    private mutating func grow(to key: Key) {
+        precondition(key >= 0 && key < Int(Int32.max), "keys are interned to 0..<Int32.max")
+        if key >= revisions.count {
+            let count = max(key + 1, revisions.count * 2)
+            revisions.append(contentsOf: repeatElement(0, count: count - revisions.count))
+            heads.append(contentsOf: repeatElement(Self.none, count: count - heads.count))
+        }
+    }
+
+    private mutating func link(slot: Int32, key: Key) -> Int32 {
+        grow(to: key)
+        let node: Int32
+        let entry = Node(slot: slot, key: Int32(key), previous: Self.none, next: heads[key])
+        if let free = freeNodes.popLast() {
+            node = free
+            nodes[Int(node)] = entry
+        } else {
+            node = Int32(nodes.count)
+            nodes.append(entry)
+        }
+        if heads[key] == Self.none {
+            watchedKeys += 1
+        } else {
+            nodes[Int(heads[key])].previous = node
+        }
+        heads[key] = node
+        return node
+    }
+
+    private mutating func unlink(_ node: Int32) {
+        let entry = nodes[Int(node)]
+        if entry.previous == Self.none {
+            heads[Int(entry.key)] = entry.next
+            if entry.next == Self.none { watchedKeys -= 1 }
+        } else {
+            nodes[Int(entry.previous)].next = entry.next
+        }
+        if entry.next != Self.none {
+            nodes[Int(entry.next)].previous = entry.previous
+        }
+        freeNodes.append(node)
     }
 }

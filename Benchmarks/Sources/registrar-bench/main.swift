@@ -77,10 +77,10 @@ for _ in 0..<rounds {
     precondition(registrar.waiterCount == 0)
 
     for _ in 0..<waiterCount {
-        _ = registrar.register([-1], after: 1_000, wake: { _ in woken.add(1, ordering: .relaxed) })
+        _ = registrar.register([waiterCount + 2_000], after: 1_000, wake: { _ in woken.add(1, ordering: .relaxed) })
     }
     start = clock.now
-    let count = registrar.commit([-1], revision: 1_001)
+    let count = registrar.commit([waiterCount + 2_000], revision: 1_001)
     wakeMs.append(nanoseconds(clock.now - start) / 1e6)
     precondition(count == waiterCount && woken.load(ordering: .relaxed) == waiterCount)
 }
