@@ -46,9 +46,11 @@ public func buildApplication(
     now: @escaping @Sendable () -> Date = Date.init
 ) async throws -> Application {
     let data = try DataFile.load(path: configuration.dataFile)
-    let store: DocumentStore
+    let store: Store
     do {
-        store = try DocumentStore(data.collections)
+        // A new epoch per start: the store is rebuilt from the data file each time, so
+        // cursors from an earlier run must not be compared with this one's revisions.
+        store = try Store(data.collections, epoch: randomEpoch())
     } catch {
         throw StartupError("data file: \(error)")
     }
@@ -62,7 +64,7 @@ public func buildApplication(
     let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
 
     var router = Router()
-    SeedRoutes(feeds: SeedFeeds(store: store), users: users, tokens: tokens).register(in: &router)
+    SeedRoutes(store: store, users: users, tokens: tokens).register(in: &router)
     let responder = LookoutResponder(router: router, maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)
     return Application(server: HTTPServer(configuration: configuration.http, responder: responder), logger: logger)
 }
@@ -82,4 +84,12 @@ private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey 
     } catch {
         throw StartupError("cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
     }
+}
+
+/// Eight random bytes in hex.
+private func randomEpoch() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let value = generator.next() as UInt64
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
 }

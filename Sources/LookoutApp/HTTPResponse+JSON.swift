@@ -15,3 +15,19 @@ extension HTTPResponse {
             body: body)
     }
 }
+
+extension HTTPResponse {
+    /// A rendered view with its cursor as `ETag`; 304 without a body when the request's
+    /// `If-None-Match` already names that cursor.
+    static func view(_ view: RenderedView, epoch: String, context: RequestContext) -> HTTPResponse {
+        let tag = EntityTag(epoch: epoch, revision: view.reads.revision)
+        var response: HTTPResponse
+        if tag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
+            response = HTTPResponse(status: 304, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
+        } else {
+            response = .json(body: view.body, requestID: context.requestID)
+        }
+        response.headers.add("ETag", tag.header)
+        return response
+    }
+}

@@ -2,6 +2,7 @@ import LookoutAuth
 import LookoutFeeds
 import LookoutHTTP
 import LookoutJSON
+import LookoutStore
 
 /// The seed iOS app's six endpoints (contract/seed-app.md), plus the placeholder
 /// images its demo thumbnails point at.
@@ -12,7 +13,8 @@ struct SeedRoutes: Sendable {
         case informationPage(Int)
     }
 
-    let feeds: SeedFeeds
+    let store: Store
+    let feeds = SeedFeeds()
     let users: UserDirectory
     let tokens: TokenService
     let rendered = RenderCache<View>()
@@ -54,11 +56,12 @@ struct SeedRoutes: Sendable {
     }
 
     func list(_ collection: String, _ context: RequestContext) throws -> HTTPResponse {
-        let body = rendered.body(for: .list(collection)) {
-            feeds.list(collection).map { (JSONWriter.encode($0), keep: true) }
+        let snapshot = store.snapshot()
+        let view = rendered.view(for: .list(collection), at: snapshot) { reads in
+            feeds.list(collection, in: snapshot, reads: &reads).map { (JSONWriter.encode($0), keep: true) }
         }
-        guard let body else { throw APIError.notFound }
-        return .json(body: body, requestID: context.requestID)
+        guard let view else { throw APIError.notFound }
+        return .view(view, epoch: snapshot.epoch, context: context)
     }
 
     /// `GET /v1/info_feed?page=N`, pages from 1; a missing or non-integer page is 400.
@@ -69,14 +72,15 @@ struct SeedRoutes: Sendable {
         guard let number = Int(text), number >= 1 else {
             throw APIError.invalidParameter("page", "must be an integer of at least 1, not '\(text.prefix(32))'.")
         }
-        let body = rendered.body(for: .informationPage(number)) {
-            feeds.informationPage(number).map { page in
+        let snapshot = store.snapshot()
+        let view = rendered.view(for: .informationPage(number), at: snapshot) { reads in
+            feeds.informationPage(number, in: snapshot, reads: &reads).map { page in
                 // Only pages that hold items are kept: page numbers past the end are unbounded.
                 (JSONWriter.encode(page), keep: page["information"]?.arrayValue?.isEmpty == false)
             }
         }
-        guard let body else { throw APIError.notFound }
-        return .json(body: body, requestID: context.requestID)
+        guard let view else { throw APIError.notFound }
+        return .view(view, epoch: snapshot.epoch, context: context)
     }
 
     /// `GET /images/<name>.png`: a generated placeholder, so demo thumbnails resolve.

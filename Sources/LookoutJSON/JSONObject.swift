@@ -47,3 +47,9 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         members.makeIterator()
     }
 }
+
+extension JSONObject: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(elements)
+    }
+}

@@ -1,7 +1,7 @@
 import LookoutJSON
 
-/// A named, ordered set of JSON documents, each with a unique integer `id`, and the
-/// options it was declared with.
+/// A collection as declared in a data file: its name, options and initial documents,
+/// each an object with a unique integer `id`. The ``Store`` is built from these.
 public struct DocumentCollection: Sendable {
     /// How a collection is declared in a data file.
     public struct Options: Sendable, Equatable {
@@ -9,10 +9,13 @@ public struct DocumentCollection: Sendable {
         public var sort: [String]
         /// Page size for page-number paging.
         public var pageSize: Int
+        /// Fields whose writes never wake anyone (Observation's `@ObservationIgnored`).
+        public var ignored: Set<String>
 
-        public init(sort: [String] = [], pageSize: Int = 10) {
+        public init(sort: [String] = [], pageSize: Int = 10, ignored: Set<String> = []) {
             self.sort = sort
             self.pageSize = pageSize
+            self.ignored = ignored
         }
     }
 
@@ -46,26 +49,6 @@ public struct DocumentCollection: Sendable {
         self.name = name
         self.options = options
         self.documents = objects
-    }
-
-    /// The documents in the collection's declared order: by its sort fields, then by id.
-    public var sortedDocuments: [JSONObject] {
-        guard !options.sort.isEmpty else { return documents }
-        return documents.sorted { lhs, rhs in
-            for field in options.sort {
-                switch JSONOrder.compare(lhs[field], rhs[field]) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return (lhs["id"]?.intValue ?? 0) < (rhs["id"]?.intValue ?? 0)
-        }
-    }
-
-    /// The document with `id`, if any.
-    public func document(id: Int) -> JSONObject? {
-        documents.first { $0["id"]?.intValue == id }
     }
 
     /// Collection names appear in URLs: lowercase letters, digits and `_`, starting with a letter.

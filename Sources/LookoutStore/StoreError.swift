@@ -1,9 +1,17 @@
-/// Why the store refused a collection or a document.
+/// Why the store refused a collection, a document or a write.
 public enum StoreError: Error, Equatable, CustomStringConvertible {
     case invalidCollectionName(String)
     case duplicateCollection(String)
     case invalidOptions(collection: String, reason: String)
     case invalidDocument(collection: String, index: Int, reason: String)
+    case unknownCollection(String)
+    case documentNotFound(collection: String, id: Int)
+    /// A written body that cannot be a document: not an object, a bad `id`, ...
+    case invalidWrite(String)
+    /// Creating a document whose id is taken.
+    case idTaken(collection: String, id: Int)
+    /// `If-Match` named another revision of the document.
+    case revisionMismatch(current: UInt64)
 
     public var description: String {
         switch self {
@@ -13,6 +21,11 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .invalidOptions(let collection, let reason): "collection \"\(collection)\": \(reason)"
         case .invalidDocument(let collection, let index, let reason):
             "collection \"\(collection)\": document \(index) \(reason)"
+        case .unknownCollection(let name): "no collection \"\(name)\""
+        case .documentNotFound(let collection, let id): "no document \(id) in \"\(collection)\""
+        case .invalidWrite(let reason): reason
+        case .idTaken(let collection, let id): "\"\(collection)\" already has a document \(id)"
+        case .revisionMismatch(let current): "the document has changed (now at revision \(current))"
         }
     }
 }

@@ -1,0 +1,17 @@
+extension JSONValue {
+    /// Whether two values mean the same JSON: numbers compare by value (`1` and `1.0`
+    /// alike) and object members regardless of order. `==` compares representations.
+    public func isEquivalent(to other: JSONValue) -> Bool {
+        switch (self, other) {
+        case (.int(let a), .int(let b)): return a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Double(a) == b && Int(exactly: b) == a
+        case (.double(let a), .double(let b)): return a == b
+        case (.array(let a), .array(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.isEquivalent(to: $1) }
+        case (.object(let a), .object(let b)):
+            return a.count == b.count
+                && a.allSatisfy { member in b[member.key].map { member.value.isEquivalent(to: $0) } ?? false }
+        default: return self == other
+        }
+    }
+}

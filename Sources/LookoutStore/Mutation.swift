@@ -1,0 +1,49 @@
+import LookoutJSON
+
+/// One write to the store.
+public enum Mutation: Sendable {
+    /// Adds a document; without an `id` it gets the collection's highest id plus one.
+    case create(collection: String, document: JSONObject)
+    /// Replaces every field of a document (its `id` stays).
+    case replace(collection: String, id: Int, document: JSONObject)
+    /// Applies a JSON merge patch (RFC 7396) to a document.
+    case patch(collection: String, id: Int, patch: JSONObject)
+    /// Removes a document.
+    case delete(collection: String, id: Int)
+
+    var collection: String {
+        switch self {
+        case .create(let collection, _), .replace(let collection, _, _), .patch(let collection, _, _),
+            .delete(let collection, _):
+            collection
+        }
+    }
+}
+
+/// What a write did.
+public struct Commit: Sendable {
+    /// The store's revision after the write; unchanged when nothing changed.
+    public let revision: UInt64
+    /// The keys whose values changed, ignored fields included; empty when the write
+    /// changed nothing (every value was equal to the stored one).
+    public let changed: [StoreKey]
+    /// The document's id and its fields after the write (nil after a delete).
+    public let id: Int
+    public let document: JSONObject?
+}
+
+/// RFC 7396: `null` removes a member, an object merges recursively, anything else replaces.
+enum MergePatch {
+    static func apply(_ patch: JSONValue, to target: JSONValue?) -> JSONValue {
+        guard case .object(let patchObject) = patch else { return patch }
+        var result = target?.objectValue ?? JSONObject()
+        for member in patchObject {
+            if member.value == .null {
+                result[member.key] = nil
+            } else {
+                result[member.key] = apply(member.value, to: result[member.key])
+            }
+        }
+        return .object(result)
+    }
+}

@@ -1,0 +1,103 @@
+import LookoutJSON
+
+/// The store at one revision: immutable, so a render reads a consistent state without
+/// holding a lock. Every read records what it depended on in a ``ReadSet``.
+public final class StoreSnapshot: Sendable {
+    /// Identifies the store's history; cursors from another epoch are never compared.
+    public let epoch: String
+    /// The revision of the last committed write.
+    public let revision: UInt64
+    let collections: [String: CollectionState]
+
+    init(epoch: String, revision: UInt64, collections: [String: CollectionState]) {
+        self.epoch = epoch
+        self.revision = revision
+        self.collections = collections
+    }
+
+    /// Whether `collection` exists (not a tracked read: collections are declared, not written).
+    public func hasCollection(_ collection: String) -> Bool {
+        collections[collection] != nil
+    }
+
+    /// The declared options of `collection`.
+    public func options(of collection: String) -> DocumentCollection.Options? {
+        collections[collection]?.options
+    }
+
+    /// The ids of `collection` in its declared order: by its sort fields, then by id.
+    ///
+    /// Records the membership, and the sort fields of every document, since the order
+    /// depends on them.
+    public func orderedIDs(in collection: String, reads: inout ReadSet) -> [Int]? {
+        guard let state = collections[collection] else { return nil }
+        reads.record(.membership(collection: collection), revision: state.membershipRevision)
+        let sort = state.options.sort
+        guard !sort.isEmpty else { return state.ids }
+        for id in state.ids {
+            let document = state.documents[id]!
+            for field in sort where field != "id" {
+                reads.record(
+                    .field(collection: collection, id: id, name: field),
+                    revision: document.revisions[field] ?? document.created)
+            }
+        }
+        return state.ids.sorted { lhs, rhs in
+            let left = state.documents[lhs]!.fields
+            let right = state.documents[rhs]!.fields
+            for field in sort {
+                switch JSONOrder.compare(left[field], right[field]) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return lhs < rhs
+        }
+    }
+
+    /// The document `id` of `collection`, or only its `fields` (and `id`) when given.
+    ///
+    /// Records each field returned, so a projection waits on fewer fields. A missing
+    /// document records the membership: it waits for the document to appear.
+    public func document(_ id: Int, in collection: String, fields: [String]? = nil, reads: inout ReadSet) -> JSONObject?
+    {
+        guard let state = collections[collection] else { return nil }
+        guard let document = state.documents[id] else {
+            reads.record(.membership(collection: collection), revision: state.membershipRevision)
+            return nil
+        }
+        guard let fields else {
+            for member in document.fields where member.key != "id" {
+                reads.record(
+                    .field(collection: collection, id: id, name: member.key),
+                    revision: document.revisions[member.key] ?? document.created)
+            }
+            return document.fields
+        }
+        var projected = JSONObject()
+        projected["id"] = .int(id)
+        for name in fields where name != "id" {
+            // A field that does not exist yet is read too: its appearance is a change.
+            reads.record(
+                .field(collection: collection, id: id, name: name),
+                revision: document.revisions[name] ?? document.created)
+            if let value = document.fields[name] {
+                projected[name] = value
+            }
+        }
+        return projected
+    }
+
+    /// The revision of a document as a whole, for `ETag`/`If-Match` on it.
+    public func documentRevision(_ id: Int, in collection: String) -> UInt64? {
+        collections[collection]?.documents[id]?.revision
+    }
+
+    /// The number of documents in `collection`; records the membership.
+    public func count(of collection: String, reads: inout ReadSet) -> Int? {
+        guard let state = collections[collection] else { return nil }
+        reads.record(.membership(collection: collection), revision: state.membershipRevision)
+        return state.ids.count
+    }
+}

@@ -1,0 +1,136 @@
+import LookoutJSON
+
+/// Works out what a ``Mutation`` does to a snapshot: the next snapshot and the keys
+/// whose values changed. Pure: nothing is published until the ``Store`` does it.
+struct WritePlanner {
+    /// What a write will do.
+    struct Plan {
+        let id: Int
+        let document: JSONObject?
+        let changed: [StoreKey]
+    }
+
+    let snapshot: StoreSnapshot
+    /// The snapshot after the planned write (the same one when nothing changes).
+    private(set) var result: StoreSnapshot
+
+    init(snapshot: StoreSnapshot) {
+        self.snapshot = snapshot
+        self.result = snapshot
+    }
+
+    mutating func plan(_ mutation: Mutation, expectedRevision: UInt64?) throws(StoreError) -> Plan {
+        let name = mutation.collection
+        guard var state = snapshot.collections[name] else { throw .unknownCollection(name) }
+        let revision = snapshot.revision + 1
+        var changed: [StoreKey] = []
+        let plan: Plan
+
+        switch mutation {
+        case .create(_, let body):
+            let id: Int
+            if let given = body["id"] {
+                guard let integer = given.intValue else { throw .invalidWrite("\"id\" must be an integer") }
+                guard state.documents[integer] == nil else { throw .idTaken(collection: name, id: integer) }
+                id = integer
+            } else {
+                id = (state.ids.max() ?? 0) + 1
+            }
+            let fields = Self.withID(id, body)
+            state.ids.append(id)
+            state.documents[id] = StoredDocument(fields: fields, revisions: [:], created: revision)
+            state.membershipRevision = revision
+            changed.append(.membership(collection: name))
+            changed += fields.keys.filter { $0 != "id" }.map { .field(collection: name, id: id, name: $0) }
+            plan = Plan(id: id, document: fields, changed: changed)
+
+        case .replace(_, let id, let body):
+            let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
+            try checkID(body["id"], matches: id)
+            let fields = Self.withID(id, body)
+            changed = Self.changedFields(from: old.fields, to: fields).map {
+                .field(collection: name, id: id, name: $0)
+            }
+            state.documents[id] = Self.updated(old, to: fields, changed: changed, at: revision)
+            plan = Plan(id: id, document: fields, changed: changed)
+
+        case .patch(_, let id, let patch):
+            let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
+            try checkID(patch["id"], matches: id)
+            let merged = MergePatch.apply(.object(patch), to: .object(old.fields)).objectValue ?? JSONObject()
+            let fields = Self.withID(id, merged)
+            changed = Self.changedFields(from: old.fields, to: fields).map {
+                .field(collection: name, id: id, name: $0)
+            }
+            state.documents[id] = Self.updated(old, to: fields, changed: changed, at: revision)
+            plan = Plan(id: id, document: fields, changed: changed)
+
+        case .delete(_, let id):
+            let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
+            state.ids.removeAll { $0 == id }
+            state.documents[id] = nil
+            state.membershipRevision = revision
+            changed.append(.membership(collection: name))
+            changed += old.fields.keys.filter { $0 != "id" }.map { .field(collection: name, id: id, name: $0) }
+            plan = Plan(id: id, document: nil, changed: changed)
+        }
+
+        if !plan.changed.isEmpty {
+            var collections = snapshot.collections
+            collections[name] = state
+            result = StoreSnapshot(epoch: snapshot.epoch, revision: revision, collections: collections)
+        }
+        return plan
+    }
+
+    private func existing(
+        _ id: Int,
+        in state: CollectionState,
+        name: String,
+        expectedRevision: UInt64?
+    ) throws(StoreError) -> StoredDocument {
+        guard let document = state.documents[id] else { throw .documentNotFound(collection: name, id: id) }
+        if let expectedRevision, expectedRevision != document.revision {
+            throw .revisionMismatch(current: document.revision)
+        }
+        return document
+    }
+
+    private func checkID(_ given: JSONValue?, matches id: Int) throws(StoreError) {
+        if let given, given.intValue != id {
+            throw .invalidWrite("\"id\" cannot change: it is \(id)")
+        }
+    }
+
+    /// The document's fields with `id` first.
+    private static func withID(_ id: Int, _ body: JSONObject) -> JSONObject {
+        JSONObject([("id", .int(id))] + body.members.filter { $0.key != "id" }.map { ($0.key, $0.value) })
+    }
+
+    /// Names of fields added, removed, or given a value that is not equivalent.
+    private static func changedFields(from old: JSONObject, to new: JSONObject) -> [String] {
+        var names: [String] = []
+        for member in new where member.key != "id" {
+            if let previous = old[member.key], previous.isEquivalent(to: member.value) { continue }
+            names.append(member.key)
+        }
+        for member in old where member.key != "id" && new[member.key] == nil {
+            names.append(member.key)
+        }
+        return names
+    }
+
+    private static func updated(
+        _ old: StoredDocument,
+        to fields: JSONObject,
+        changed: [StoreKey],
+        at revision: UInt64
+    ) -> StoredDocument {
+        var document = old
+        document.fields = fields
+        for case .field(_, _, let name) in changed {
+            document.revisions[name] = revision
+        }
+        return document
+    }
+}
