@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every shell example of README.md against a real Lookout, so the README stays true.
 #
-# The examples talk to port 3001 (what `make run` serves); this script starts the debug
-# build on a free port instead and substitutes it, so it can run beside a `make run`.
-# Each example must exit 0 and print something; one that does not show headers (-i, -I)
+# Each ```sh block runs as one script (variables carry from line to line within it). The
+# examples talk to port 3001 (what `make run` serves); this script starts the debug build
+# on a free port instead and substitutes it, so it can run beside a `make run`.
+# A block must exit 0 and print something; a block that shows no headers (-i, -I, -D)
 # must not print an error body; and the server must survive them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,51 +23,54 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+serves() {
+    for _ in $(seq 100); do
+        curl -s -o /dev/null "http://127.0.0.1:$1/v1/galleries" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 port=$(free_port)
 "$binary" --port "$port" --data-dir "$work/data" 2>"$work/server.log" &
 server_pid=$!
-for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/v1/galleries" && break
-    sleep 0.1
-done
+serves "$port"
 
-# The commands of ```sh blocks, except the quick start's make lines.
-examples=$(awk '/^```sh$/ { inside = 1; next } /^```/ { inside = 0 } inside && !/^make / { print }' README.md)
+# Split the ```sh blocks into files, skipping the quick start's make lines.
+awk -v dir="$work" '
+    /^```sh$/ { inside = 1; count += 1; next }
+    /^```/ { inside = 0 }
+    inside && !/^make / { print > (dir "/block-" count ".sh") }
+' README.md
+
 passed=0
 failed=0
-while IFS= read -r example; do
-    [ -n "$example" ] || continue
-    command=${example//localhost:3001/localhost:$port}
-    if [[ $example == LOOKOUT_*lookout* ]]; then
+for block in "$work"/block-*.sh; do
+    sed -i "s/localhost:3001/localhost:$port/g" "$block"
+    if grep -q '^LOOKOUT_.*lookout' "$block"; then
         # A server-starting example: run it on another free port and check it serves.
         other=$(free_port)
-        command=${command//--port 8080/--port $other}
-        command=${command//.build\/release\/lookout/$binary --data-dir $work/other}
-        bash -c "$command" 2>"$work/other.log" &
+        sed -i "s/--port 8080/--port $other/; s|\.build/release/lookout|$binary --data-dir $work/other|" "$block"
+        bash "$block" 2>"$work/other.log" &
         other_pid=$!
-        ok=no
-        for _ in $(seq 100); do
-            curl -s -o /dev/null "http://127.0.0.1:$other/v1/galleries" && { ok=yes; break; }
-            sleep 0.1
-        done
+        if serves "$other"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $(cat "$block")" >&2; fi
         kill "$other_pid"
         wait "$other_pid" || true
-        if [ "$ok" = yes ]; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $example" >&2; fi
         continue
     fi
-    expects_error=no
-    [[ $example == *" -i "* || $example == *" -I "* ]] && expects_error=yes
-    if output=$(bash -c "export TOKEN=${TOKEN:-}; $command; echo \"TOKEN=\$TOKEN\" >$work/token" 2>&1) &&
-        [ -n "$output$(cat "$work/token")" ] &&
-        { [ "$expects_error" = yes ] || [[ $output != *'"error"'* ]]; }; then
-        TOKEN=$(sed -n 's/^TOKEN=//p' "$work/token")
+    shows_headers=no
+    grep -qE -- ' -(i|I|D) ' "$block" && shows_headers=yes
+    if output=$(bash -e "$block" 2>&1) && [ -n "$output" ] &&
+        { [ "$shows_headers" = yes ] || [[ $output != *'"error"'* ]]; }; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
-        echo "FAILED: $example" >&2
+        echo "FAILED:" >&2
+        cat "$block" >&2
+        echo "--- output:" >&2
         echo "$output" >&2
     fi
-done <<<"$examples"
+done
 
 kill -0 "$server_pid" || { echo "the server died:" >&2; cat "$work/server.log" >&2; exit 1; }
 echo "readme: $passed passed, $failed failed"

@@ -1,6 +1,7 @@
 import LookoutAuth
 import LookoutHTTP
 import LookoutJSON
+import LookoutStore
 
 /// An error as the client sees it: a status, a stable machine-readable code and a
 /// human-readable message. Every error answer of the service is made from one of these,
@@ -39,6 +40,14 @@ struct APIError: Error, Equatable {
         APIError(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
     }
 
+    static func forbidden(_ message: String) -> APIError {
+        APIError(status: 403, code: "forbidden", message: message)
+    }
+
+    static func preconditionFailed(_ message: String) -> APIError {
+        APIError(status: 412, code: "precondition_failed", message: message)
+    }
+
     static let unsupportedMediaType = APIError(
         status: 415, code: "unsupported_media_type",
         message: "The request body must be sent as Content-Type: application/json.")
@@ -56,6 +65,24 @@ struct APIError: Error, Equatable {
 }
 
 extension APIError {
+    /// What a refused write means to the client.
+    init(_ error: StoreError) {
+        switch error {
+        case .unknownCollection, .documentNotFound:
+            self = .notFound
+        case .invalidWrite(let reason):
+            self = .badRequest("invalid_body", reason.prefix(1).uppercased() + reason.dropFirst() + ".")
+        case .idTaken:
+            self = APIError(
+                status: 409, code: "conflict",
+                message: error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
+        case .revisionMismatch:
+            self = .preconditionFailed("The document has changed since the version named in If-Match.")
+        case .invalidCollectionName, .duplicateCollection, .invalidOptions, .invalidDocument:
+            self = .internalError
+        }
+    }
+
     /// 401 for a failed authentication, with the RFC 6750 challenge.
     init(_ error: AuthError) {
         switch error {

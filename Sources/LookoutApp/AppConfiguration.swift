@@ -14,6 +14,8 @@ public struct AppConfiguration: Sendable {
     /// The token signing key as base64 (at least 32 bytes); nil keeps one in the data directory.
     public var signingKey: String?
     public var logLevel: Logger.Level
+    /// The longest long-poll a client may ask for with `?wait=`, in seconds.
+    public var maxWaitSeconds: Double
 
     public init(
         http: HTTPServerConfiguration = HTTPServerConfiguration(),
@@ -21,7 +23,8 @@ public struct AppConfiguration: Sendable {
         dataFile: String? = nil,
         tokenLifetime: Duration = .seconds(3600),
         signingKey: String? = nil,
-        logLevel: Logger.Level = .info
+        logLevel: Logger.Level = .info,
+        maxWaitSeconds: Double = 300
     ) {
         self.http = http
         self.dataDirectory = dataDirectory
@@ -29,5 +32,6 @@ public struct AppConfiguration: Sendable {
         self.tokenLifetime = tokenLifetime
         self.signingKey = signingKey
         self.logLevel = logLevel
+        self.maxWaitSeconds = maxWaitSeconds
     }
 }

@@ -21,6 +21,9 @@ public final class Application: Sendable {
     /// The port it listens on, once started.
     public var port: Int { server.port }
 
+    /// Requests held right now (long-polls, and logins or verifications in progress).
+    public var heldRequests: Int { server.suspendedCount }
+
     /// Starts listening on every configured address.
     public func start() throws {
         try server.start()
@@ -64,8 +67,11 @@ public func buildApplication(
     let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
 
     var router = Router()
-    SeedRoutes(store: store, users: users, tokens: tokens).register(in: &router)
-    let responder = LookoutResponder(router: router, maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)
+    SeedRoutes(users: users, tokens: tokens).register(in: &router)
+    CollectionRoutes(store: store, tokens: tokens).register(in: &router)
+    let responder = LookoutResponder(
+        router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds),
+        maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)
     return Application(server: HTTPServer(configuration: configuration.http, responder: responder), logger: logger)
 }
 

@@ -58,6 +58,15 @@ struct DataFile {
                     return field
                 }
             }
+            if let ignored = declaration["ignored"] {
+                options.ignored = Set(
+                    try Self.array(ignored, "\(name).ignored").map { field in
+                        guard let field = field.stringValue else {
+                            throw StartupError("\(name).ignored must list field names")
+                        }
+                        return field
+                    })
+            }
             if let pageSize = declaration["page_size"] {
                 guard let size = pageSize.intValue else { throw StartupError("\(name).page_size must be an integer") }
                 options.pageSize = size

@@ -1,12 +1,14 @@
 import Logging
 import LookoutAuth
 import LookoutHTTP
+import LookoutStore
 
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
 /// and nowhere else.
 struct LookoutResponder: HTTPResponder {
     let router: Router
+    let longPoll: LongPoll
     let maxBodyBytes: Int
     let logger: Logger
     let requestIDs = RequestIDGenerator()
@@ -28,6 +30,10 @@ struct LookoutResponder: HTTPResponder {
             switch handler {
             case .immediate(let handle):
                 return .response(finish(request, requestID, Result { try handle(context) }))
+            case .view(let render):
+                return longPoll.reply(
+                    to: context, render: { try render(context, $0) },
+                    finish: { finish(request, requestID, $0) })
             case .deferred(let handle):
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
@@ -78,6 +84,7 @@ struct LookoutResponder: HTTPResponder {
         switch error {
         case let error as APIError: error
         case let error as AuthError: APIError(error)
+        case let error as StoreError: APIError(error)
         default: .internalError
         }
     }

@@ -21,11 +21,12 @@ struct RequestContext: Sendable {
         }
     }
 
-    /// `application/json`, with or without parameters such as `charset=utf-8`.
+    /// `application/json` (or `application/merge-patch+json`), with or without
+    /// parameters such as `charset=utf-8`.
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingSpaces().lowercased() == "application/json"
+        let mediaType = (contentType.split(separator: ";", maxSplits: 1).first ?? "").trimmingSpaces().lowercased()
+        return mediaType == "application/json" || mediaType == "application/merge-patch+json"
     }
 }
 

@@ -1,16 +1,19 @@
 import LookoutHTTP
+import LookoutStore
 
-/// How a route answers: on the daemon thread, or in a task for work that awaits
-/// (token signing) or takes long (password hashing).
+/// How a route answers: on the daemon thread, in a task for work that awaits (token
+/// signing) or takes long (password hashing), or as a view of the store, which any
+/// request can turn into a long-poll.
 enum RouteHandler: Sendable {
     case immediate(@Sendable (RequestContext) throws -> HTTPResponse)
     case deferred(@Sendable (RequestContext) async throws -> HTTPResponse)
+    case view(@Sendable (RequestContext, StoreSnapshot) throws -> RenderedView)
 }
 
 /// Matches a method and a path against a table of routes.
 ///
-/// Patterns are `/`-separated segments, literal or `{name}`. A path that matches with
-/// another method gives 405 with the methods it allows; `HEAD` is served by `GET`.
+/// Patterns are `/`-separated segments, literal or `{name}`. A path that matches only
+/// with other methods gives 405 with the methods it allows; `HEAD` is served by `GET`.
 struct Router: Sendable {
     enum Match {
         case found(RouteHandler, parameters: [String: String])
@@ -27,6 +30,11 @@ struct Router: Sendable {
     private enum Segment: Sendable, Equatable {
         case literal(String)
         case parameter(String)
+
+        var isParameter: Bool {
+            if case .parameter = self { return true }
+            return false
+        }
     }
 
     private var routes: [Route] = []
@@ -44,16 +52,35 @@ struct Router: Sendable {
         // "/a//b" and "/a/" name nothing here.
         guard path.first == "/", !parts.contains(where: \.isEmpty) || path == "/" else { return .notFound }
         let decoded = parts.map { QueryParameters.decode($0, plusIsSpace: false) }
+        // Of the routes for this method whose pattern matches, the most specific wins: a
+        // literal segment beats a parameter (/v1/info_feed before /v1/{collection}).
+        var best: (route: Route, parameters: [String: String], specificity: [Bool])?
         var allowed: [String] = []
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: decoded) else { continue }
-            if route.method == method || (method == "HEAD" && route.method == "GET") {
-                return .found(route.handler, parameters: parameters)
+            guard route.method == method || (method == "HEAD" && route.method == "GET") else {
+                for name in route.method == "GET" ? ["GET", "HEAD"] : [route.method] where !allowed.contains(name) {
+                    allowed.append(name)
+                }
+                continue
             }
-            allowed.append(route.method)
-            if route.method == "GET" { allowed.append("HEAD") }
+            let specificity = route.segments.map { !$0.isParameter }
+            if best == nil || Self.isMoreSpecific(specificity, than: best!.specificity) {
+                best = (route, parameters, specificity)
+            }
+        }
+        if let best {
+            return .found(best.route.handler, parameters: best.parameters)
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
+    }
+
+    /// Whether a pattern beats another at their first differing segment (literal over parameter).
+    private static func isMoreSpecific(_ lhs: [Bool], than rhs: [Bool]) -> Bool {
+        for (left, right) in zip(lhs, rhs) where left != right {
+            return left
+        }
+        return false
     }
 
     private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {

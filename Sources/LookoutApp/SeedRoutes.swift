@@ -13,7 +13,6 @@ struct SeedRoutes: Sendable {
         case informationPage(Int)
     }
 
-    let store: Store
     let feeds = SeedFeeds()
     let users: UserDirectory
     let tokens: TokenService
@@ -23,9 +22,9 @@ struct SeedRoutes: Sendable {
         router.add("POST", "/v1/auth/login", .deferred(login))
         router.add("POST", "/v1/auth/verify", .deferred(verify))
         for collection in ["pickup_feeds", "category_feeds", "galleries"] {
-            router.add("GET", "/v1/\(collection)", .immediate { try list(collection, $0) })
+            router.add("GET", "/v1/\(collection)", .view { try list(collection, $0, $1) })
         }
-        router.add("GET", "/v1/info_feed", .immediate(informationPage))
+        router.add("GET", "/v1/info_feed", .view(informationPage))
         router.add("GET", "/images/{name}", .immediate(image))
     }
 
@@ -55,24 +54,22 @@ struct SeedRoutes: Sendable {
         return noStore(.json(["token": .string(token)], requestID: context.requestID))
     }
 
-    func list(_ collection: String, _ context: RequestContext) throws -> HTTPResponse {
-        let snapshot = store.snapshot()
+    func list(_ collection: String, _ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let view = rendered.view(for: .list(collection), at: snapshot) { reads in
             feeds.list(collection, in: snapshot, reads: &reads).map { (JSONWriter.encode($0), keep: true) }
         }
         guard let view else { throw APIError.notFound }
-        return .view(view, epoch: snapshot.epoch, context: context)
+        return view
     }
 
     /// `GET /v1/info_feed?page=N`, pages from 1; a missing or non-integer page is 400.
-    func informationPage(_ context: RequestContext) throws -> HTTPResponse {
+    func informationPage(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         guard let text = context.query["page"] else {
             throw APIError.invalidParameter("page", "required; pages start at 1.")
         }
         guard let number = Int(text), number >= 1 else {
             throw APIError.invalidParameter("page", "must be an integer of at least 1, not '\(text.prefix(32))'.")
         }
-        let snapshot = store.snapshot()
         let view = rendered.view(for: .informationPage(number), at: snapshot) { reads in
             feeds.informationPage(number, in: snapshot, reads: &reads).map { page in
                 // Only pages that hold items are kept: page numbers past the end are unbounded.
@@ -80,7 +77,7 @@ struct SeedRoutes: Sendable {
             }
         }
         guard let view else { throw APIError.notFound }
-        return .view(view, epoch: snapshot.epoch, context: context)
+        return view
     }
 
     /// `GET /images/<name>.png`: a generated placeholder, so demo thumbnails resolve.

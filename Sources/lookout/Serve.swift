@@ -63,6 +63,10 @@ struct Serve: AsyncParsableCommand {
     var maxHeaderBytes: Int?
 
     @Option(
+        help: "Longest long-poll a client may ask for with ?wait=, in seconds. [env: LOOKOUT_MAX_WAIT, default: 300]")
+    var maxWait: Int?
+
+    @Option(
         help:
             "trace, debug, info, notice, warning, error or critical; debug logs every request. [env: LOOKOUT_LOG_LEVEL, default: info]"
     )
@@ -93,6 +97,10 @@ struct Serve: AsyncParsableCommand {
             configuration.tokenLifetime = .seconds(seconds)
         }
         configuration.signingKey = tokenKey ?? environment.string("LOOKOUT_TOKEN_KEY")
+        if let seconds = try maxWait ?? environment.int("LOOKOUT_MAX_WAIT") {
+            guard seconds > 0 else { throw ValidationError("--max-wait must be positive") }
+            configuration.maxWaitSeconds = Double(seconds)
+        }
         let levelName = logLevel ?? environment.string("LOOKOUT_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {
             throw ValidationError("unknown log level '\(levelName)'")

@@ -20,7 +20,10 @@ struct ErrorTests {
     @Test("unknown paths are 404")
     func notFound() async throws {
         try await withApp { app in
-            for target in ["/", "/v1", "/v1/nothing", "/v1/galleries/", "/v1//galleries", "/v2/galleries"] {
+            for target in [
+                "/", "/v1", "/v1/nothing", "/v1/galleries/", "/v1//galleries", "/v2/galleries", "/v1/galleries/99",
+                "/v1/galleries/abc", "/v1/nothing/1",
+            ] {
                 let response = try await app.request("GET", target)
                 #expect(response.status == 404, "\(target)")
                 #expect(try errorCode(response) == "not_found")
@@ -33,11 +36,13 @@ struct ErrorTests {
         try await withApp { app in
             let response = try await app.request("DELETE", "/v1/galleries")
             #expect(response.status == 405)
-            #expect(response.header("Allow") == "GET, HEAD")
+            #expect(response.header("Allow") == "GET, HEAD, POST")
             #expect(try errorCode(response) == "method_not_allowed")
-            let login = try await app.request("GET", "/v1/auth/login")
-            #expect(login.status == 405)
-            #expect(login.header("Allow") == "POST")
+            let verify = try await app.request("GET", "/v1/auth/verify/now")
+            #expect(verify.status == 404)
+            let page = try await app.request("PATCH", "/v1/info_feed")
+            #expect(page.status == 405)
+            #expect(page.header("Allow") == "GET, HEAD, POST")
         }
     }
 

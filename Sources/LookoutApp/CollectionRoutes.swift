@@ -1,0 +1,132 @@
+import LookoutAuth
+import LookoutHTTP
+import LookoutJSON
+import LookoutStore
+
+/// Any declared collection, json-server style: `GET /v1/{collection}` and
+/// `GET /v1/{collection}/{id}` (both views, so both can long-poll, with `fields=a,b` to
+/// read and wait on fewer fields), and writes: `POST` (201 + `Location`), `PUT`,
+/// `PATCH` (JSON merge patch) and `DELETE`, with `If-Match` and an editor's token.
+///
+/// Registered after the seed app's routes, whose literal paths win.
+struct CollectionRoutes: Sendable {
+    let store: Store
+    let tokens: TokenService
+
+    func register(in router: inout Router) {
+        router.add("GET", "/v1/{collection}", .view(list))
+        router.add("POST", "/v1/{collection}", .deferred(create))
+        router.add("GET", "/v1/{collection}/{id}", .view(document))
+        router.add("PUT", "/v1/{collection}/{id}", .deferred(replace))
+        router.add("PATCH", "/v1/{collection}/{id}", .deferred(patch))
+        router.add("DELETE", "/v1/{collection}/{id}", .deferred(delete))
+    }
+
+    func list(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
+        let collection = context.pathParameters["collection"] ?? ""
+        let fields = projection(context)
+        var reads = ReadSet()
+        guard let ids = snapshot.orderedIDs(in: collection, reads: &reads) else { throw APIError.notFound }
+        let documents = ids.compactMap { snapshot.document($0, in: collection, fields: fields, reads: &reads) }
+        return RenderedView(
+            body: JSONWriter.encode(.array(documents.map(JSONValue.object))), reads: reads, revision: snapshot.revision)
+    }
+
+    func document(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
+        let (collection, id) = try target(context)
+        var reads = ReadSet()
+        guard let document = snapshot.document(id, in: collection, fields: projection(context), reads: &reads) else {
+            throw APIError.notFound
+        }
+        return RenderedView(body: JSONWriter.encode(.object(document)), reads: reads, revision: snapshot.revision)
+    }
+
+    func create(_ context: RequestContext) async throws -> HTTPResponse {
+        try await authorizeWrite(context)
+        let collection = context.pathParameters["collection"] ?? ""
+        let commit = try write(.create(collection: collection, document: try objectBody(context)), context)
+        var response = try documentResponse(commit, collection: collection, status: 201, context: context)
+        response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
+        return response
+    }
+
+    func replace(_ context: RequestContext) async throws -> HTTPResponse {
+        try await authorizeWrite(context)
+        let (collection, id) = try target(context)
+        let commit = try write(.replace(collection: collection, id: id, document: try objectBody(context)), context)
+        return try documentResponse(commit, collection: collection, status: 200, context: context)
+    }
+
+    func patch(_ context: RequestContext) async throws -> HTTPResponse {
+        try await authorizeWrite(context)
+        let (collection, id) = try target(context)
+        let commit = try write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
+        return try documentResponse(commit, collection: collection, status: 200, context: context)
+    }
+
+    func delete(_ context: RequestContext) async throws -> HTTPResponse {
+        try await authorizeWrite(context)
+        let (collection, id) = try target(context)
+        _ = try write(.delete(collection: collection, id: id), context)
+        return HTTPResponse(status: 204, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
+    }
+
+    /// Writes need a valid token whose scope allows writing.
+    private func authorizeWrite(_ context: RequestContext) async throws {
+        let token = try BearerToken.parse(context.request.headers["Authorization"])
+        let claims = try await tokens.verify(token)
+        guard claims.scope == User.Role.editor.rawValue || claims.scope == User.Role.admin.rawValue else {
+            throw APIError.forbidden("Writing needs an editor's or an admin's token.")
+        }
+    }
+
+    /// Applies a write with the request's `If-Match`, mapping store errors to HTTP.
+    private func write(_ mutation: Mutation, _ context: RequestContext) throws -> Commit {
+        var expected: UInt64?
+        if let header = context.request.headers["If-Match"] {
+            guard let tag = header.split(separator: ",").lazy.compactMap({ EntityTag(parsing: $0) }).first,
+                tag.epoch == store.snapshot().epoch
+            else { throw APIError.preconditionFailed("If-Match does not name a current version of this document.") }
+            expected = tag.revision
+        }
+        do {
+            return try store.apply(mutation, expectedRevision: expected)
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    private func documentResponse(
+        _ commit: Commit,
+        collection: String,
+        status: Int,
+        context: RequestContext
+    ) throws -> HTTPResponse {
+        let document = commit.document ?? JSONObject()
+        var response = HTTPResponse.json(.object(document), status: status, requestID: context.requestID)
+        if let revision = store.snapshot().documentRevision(commit.id, in: collection) {
+            response.headers.add("ETag", EntityTag(epoch: store.snapshot().epoch, revision: revision).header)
+        }
+        return response
+    }
+
+    private func target(_ context: RequestContext) throws -> (collection: String, id: Int) {
+        guard let collection = context.pathParameters["collection"], let text = context.pathParameters["id"],
+            let id = Int(text)
+        else { throw APIError.notFound }
+        return (collection, id)
+    }
+
+    /// `fields=a,b`: the fields to read and return (`id` always comes along).
+    private func projection(_ context: RequestContext) -> [String]? {
+        context.query["fields"].map { $0.split(separator: ",").map { String($0.trimmingSpaces()) } }
+    }
+
+    /// The body as a JSON object; `application/merge-patch+json` is accepted too.
+    private func objectBody(_ context: RequestContext) throws -> JSONObject {
+        guard case .object(let object) = try context.jsonBody() else {
+            throw APIError.badRequest("invalid_body", "The body must be a JSON object.")
+        }
+        return object
+    }
+}

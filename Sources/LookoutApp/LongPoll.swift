@@ -1,0 +1,118 @@
+import Dispatch
+import LookoutHTTP
+import LookoutStore
+
+/// Long-poll on any view (DESIGN.md §3): `?wait=SECONDS` with the cursor in
+/// `If-None-Match` or `?since=`.
+///
+/// - No cursor, a cursor from another epoch, or a read set changed after the cursor:
+///   answered at once, 200.
+/// - Otherwise held, without a thread: when something it read changes, rendered again
+///   and answered 200 with `Lookout-Changed` naming what changed; at the deadline (plus
+///   up to wait/16 of jitter, so a crowd does not return at once) answered 304 with the
+///   same `ETag`.
+/// - Without `wait`, `If-None-Match` naming the current cursor gives 304.
+struct LongPoll: Sendable {
+    /// The header naming the keys whose change woke a held request.
+    static let changedHeader = "Lookout-Changed"
+
+    let store: Store
+    /// The longest wait a client may ask for, in seconds.
+    let maxWait: Double
+    private let deadlines = DispatchQueue(label: "lookout.long-poll.deadlines")
+
+    init(store: Store, maxWait: Double) {
+        self.store = store
+        self.maxWait = maxWait
+    }
+
+    /// Answers a request for a view rendered by `render`.
+    /// - Parameter finish: turns a handler result into the logged response.
+    func reply(
+        to context: RequestContext,
+        render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
+        finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse
+    ) -> HTTPReply {
+        let snapshot = store.snapshot()
+        let wait: Double?
+        let cursor: EntityTag?
+        let view: RenderedView
+        do {
+            wait = try waitSeconds(context)
+            cursor = try self.cursor(context)
+            view = try render(snapshot)
+        } catch {
+            return .response(finish(.failure(error)))
+        }
+        guard let wait, let cursor, cursor.epoch == snapshot.epoch, view.reads.revision <= cursor.revision,
+            !view.reads.keys.isEmpty
+        else {
+            return .response(finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
+        }
+        let tag = EntityTag(epoch: snapshot.epoch, revision: view.reads.revision)
+        let notModified = { @Sendable in finish(.success(Self.notModified(tag, context))) }
+        let fresh = { @Sendable (changed: [String]) in
+            let latest = store.snapshot()
+            return finish(Result { try Self.changed(render(latest), changed, latest.epoch, context) })
+        }
+        return .suspend(
+            onShutdown: notModified,
+            hold: { [store, deadlines] held in
+                let registration = store.wait(for: view.reads, after: view.reads.revision) { change in
+                    held.respond(fresh(change.changed))
+                }
+                switch registration {
+                case .alreadyChanged(let keys, _):
+                    held.respond(fresh(store.names(of: keys)))
+                case .waiting(let waiter):
+                    let jitter = Double.random(in: 0...(wait / 16))
+                    deadlines.asyncAfter(deadline: .now() + wait + jitter) {
+                        // Cancelled here means not woken: nothing it read has changed.
+                        if store.cancel(waiter) {
+                            held.respond(notModified())
+                        }
+                    }
+                }
+            })
+    }
+
+    /// `?wait=SECONDS`, capped; nil when absent or 0.
+    private func waitSeconds(_ context: RequestContext) throws -> Double? {
+        guard let text = context.query["wait"] else { return nil }
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
+            throw APIError.invalidParameter("wait", "must be a number of seconds, not '\(text.prefix(32))'.")
+        }
+        return seconds > 0 ? min(seconds, maxWait) : nil
+    }
+
+    /// The cursor from `?since=` or else `If-None-Match`; nil when neither is given.
+    private func cursor(_ context: RequestContext) throws -> EntityTag? {
+        if let since = context.query["since"] {
+            guard let tag = EntityTag(parsing: since[...]) else {
+                throw APIError.invalidParameter(
+                    "since", "must be a cursor as given in an ETag, such as 0a1b2c3d4e5f6071-42.")
+            }
+            return tag
+        }
+        return context.request.headers["If-None-Match"].flatMap { header in
+            header.split(separator: ",").lazy.compactMap { EntityTag(parsing: $0) }.first
+        }
+    }
+
+    private static func notModified(_ tag: EntityTag, _ context: RequestContext) -> HTTPResponse {
+        HTTPResponse(
+            status: 304, headers: HTTPHeaders([("ETag", tag.header), ("X-Request-Id", context.requestID)]))
+    }
+
+    private static func changed(
+        _ view: RenderedView,
+        _ changed: [String],
+        _ epoch: String,
+        _ context: RequestContext
+    ) -> HTTPResponse {
+        var response = HTTPResponse.json(body: view.body, requestID: context.requestID)
+        response.headers.add("ETag", EntityTag(epoch: epoch, revision: view.reads.revision).header)
+        response.headers.add(changedHeader, changed.joined(separator: ", "))
+        return response
+    }
+}
