@@ -69,6 +69,7 @@ public func buildApplication(
     var router = Router()
     SeedRoutes(users: users, tokens: tokens).register(in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
+    WatchRoutes().register(in: &router)
     let responder = LookoutResponder(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds),
         maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)

@@ -51,9 +51,14 @@ public struct DocumentCollection: Sendable {
         self.documents = objects
     }
 
-    /// Collection names appear in URLs: lowercase letters, digits and `_`, starting with a letter.
+    /// Names the service's own routes use under `/v1/`.
+    public static let reservedNames: Set<String> = ["auth", "watch"]
+
+    /// Collection names appear in URLs: lowercase letters, digits and `_`, starting with a
+    /// letter, and not one of ``reservedNames``.
     public static func isValidName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
+        guard !reservedNames.contains(name), let first = name.utf8.first,
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first),
             name.utf8.count <= 64
         else { return false }
         return name.utf8.allSatisfy { byte in

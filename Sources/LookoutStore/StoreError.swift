@@ -16,7 +16,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidCollectionName(let name):
-            "collection name \"\(name)\" must be lowercase letters, digits and '_', starting with a letter"
+            "collection name \"\(name)\" must be lowercase letters, digits and '_', starting with a letter, and not auth or watch"
         case .duplicateCollection(let name): "collection \"\(name)\" is declared twice"
         case .invalidOptions(let collection, let reason): "collection \"\(collection)\": \(reason)"
         case .invalidDocument(let collection, let index, let reason):

@@ -1,0 +1,82 @@
+import LookoutHTTP
+import LookoutJSON
+import LookoutStore
+
+/// The multi-read watch: one long-poll over any fields across documents.
+///
+/// `GET /v1/watch?read=galleries/3.title,pickup_feeds/1.rating`, or `POST /v1/watch` with
+/// `{"read": [...]}` for long lists; `wait`, `since` and `If-None-Match` as on every view.
+/// Each read is `collection/id.field` (one field) or `collection/id` (the whole
+/// document). The answer is `{"values": {read: value or null}, "cursor": "<epoch>-<rev>"}`.
+struct WatchRoutes: Sendable {
+    /// Most reads in one watch.
+    static let maxReads = 1_000
+
+    func register(in router: inout Router) {
+        router.add("GET", "/v1/watch", .view(watch))
+        router.add("POST", "/v1/watch", .view(watch))
+    }
+
+    func watch(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
+        let names = try readNames(context)
+        var reads = ReadSet()
+        var values = JSONObject()
+        for name in names {
+            let target = try Self.parse(name)
+            guard snapshot.hasCollection(target.collection) else {
+                throw APIError.invalidParameter("read", "no collection '\(target.collection)' in '\(name.prefix(64))'.")
+            }
+            let document = snapshot.document(
+                target.id, in: target.collection, fields: target.field.map { [$0] }, reads: &reads)
+            if let field = target.field {
+                values[name] = document?[field] ?? .null
+            } else {
+                values[name] = document.map(JSONValue.object) ?? .null
+            }
+        }
+        let body: JSONValue = [
+            "values": .object(values),
+            "cursor": .string("\(snapshot.epoch)-\(reads.revision)"),
+        ]
+        return RenderedView(body: JSONWriter.encode(body), reads: reads, revision: snapshot.revision)
+    }
+
+    private func readNames(_ context: RequestContext) throws -> [String] {
+        let names: [String]
+        if context.request.method == "POST" {
+            guard let list = try context.jsonBody()["read"]?.arrayValue else {
+                throw APIError.badRequest(
+                    "invalid_body", "The body must be {\"read\": [\"collection/id.field\", ...]}.")
+            }
+            names = try list.map { item in
+                guard let name = item.stringValue else {
+                    throw APIError.badRequest(
+                        "invalid_body", "Each read must be a string such as \"galleries/3.title\".")
+                }
+                return name
+            }
+        } else {
+            guard let text = context.query["read"], !text.isEmpty else {
+                throw APIError.invalidParameter("read", "required, e.g. read=galleries/3.title,pickup_feeds/1.rating.")
+            }
+            names = text.split(separator: ",").map { String($0.trimmingSpaces()) }
+        }
+        guard !names.isEmpty, names.count <= Self.maxReads else {
+            throw APIError.invalidParameter("read", "give between 1 and \(Self.maxReads) reads.")
+        }
+        return names
+    }
+
+    /// `collection/id.field` or `collection/id`.
+    static func parse(_ name: String) throws -> (collection: String, id: Int, field: String?) {
+        let parts = name.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else {
+            throw APIError.invalidParameter("read", "'\(name.prefix(64))' is not collection/id.field.")
+        }
+        let rest = parts[1].split(separator: ".", maxSplits: 1)
+        guard let id = Int(rest[0]) else {
+            throw APIError.invalidParameter("read", "'\(name.prefix(64))' has no integer id.")
+        }
+        return (String(parts[0]), id, rest.count == 2 ? String(rest[1]) : nil)
+    }
+}
