@@ -1,4 +1,5 @@
 import LookoutAuth
+import LookoutFeeds
 import LookoutHTTP
 import LookoutJSON
 import LookoutStore
@@ -12,6 +13,9 @@ import LookoutStore
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
+    let feeds = SeedFeeds()
+    /// Rendered plain lists (no `fields` or `expand`), by collection.
+    let rendered = RenderCache<String>()
 
     func register(in router: inout Router) {
         router.add("GET", "/v1/{collection}", .view(list))
@@ -24,10 +28,23 @@ struct CollectionRoutes: Sendable {
 
     func list(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let collection = context.pathParameters["collection"] ?? ""
-        let fields = projection(context)
+        if context.query["fields"] == nil, context.query["expand"] == nil {
+            // The common case, the seed app's lists among it: one rendering per revision.
+            let view = rendered.view(for: collection, at: snapshot) { reads in
+                feeds.list(collection, in: snapshot, reads: &reads).map { (JSONWriter.encode($0), keep: true) }
+            }
+            guard let view else { throw APIError.notFound }
+            return view
+        }
         var reads = ReadSet()
         guard let ids = snapshot.orderedIDs(in: collection, reads: &reads) else { throw APIError.notFound }
-        let documents = ids.compactMap { snapshot.document($0, in: collection, fields: fields, reads: &reads) }
+        let expand = try expansions(context, collection, snapshot)
+        let fields = projection(context, including: expand)
+        let documents = ids.compactMap { id in
+            snapshot.document(id, in: collection, fields: fields, reads: &reads).map {
+                snapshot.expanding($0, of: collection, expand, reads: &reads)
+            }
+        }
         return RenderedView(
             body: JSONWriter.encode(.array(documents.map(JSONValue.object))), reads: reads, revision: snapshot.revision)
     }
@@ -35,10 +52,13 @@ struct CollectionRoutes: Sendable {
     func document(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let (collection, id) = try target(context)
         var reads = ReadSet()
-        guard let document = snapshot.document(id, in: collection, fields: projection(context), reads: &reads) else {
+        let expand = try expansions(context, collection, snapshot)
+        let fields = projection(context, including: expand)
+        guard let document = snapshot.document(id, in: collection, fields: fields, reads: &reads) else {
             throw APIError.notFound
         }
-        return RenderedView(body: JSONWriter.encode(.object(document)), reads: reads, revision: snapshot.revision)
+        let expanded = snapshot.expanding(document, of: collection, expand, reads: &reads)
+        return RenderedView(body: JSONWriter.encode(.object(expanded)), reads: reads, revision: snapshot.revision)
     }
 
     func create(_ context: RequestContext) async throws -> HTTPResponse {
@@ -117,9 +137,30 @@ struct CollectionRoutes: Sendable {
         return (collection, id)
     }
 
-    /// `fields=a,b`: the fields to read and return (`id` always comes along).
-    private func projection(_ context: RequestContext) -> [String]? {
-        context.query["fields"].map { $0.split(separator: ",").map { String($0.trimmingSpaces()) } }
+    /// `expand=a,b`: reference fields to resolve; each must be declared in the data file.
+    private func expansions(_ context: RequestContext, _ collection: String, _ snapshot: StoreSnapshot) throws
+        -> [String]
+    {
+        guard let text = context.query["expand"] else { return [] }
+        let references = snapshot.options(of: collection)?.references ?? [:]
+        return try text.split(separator: ",").map { part in
+            let field = String(part.trimmingSpaces())
+            guard references[field] != nil else {
+                throw APIError.invalidParameter(
+                    "expand",
+                    "'\(field.prefix(64))' is not a reference of \(collection) (declared: \(references.keys.sorted().joined(separator: ", ")))."
+                )
+            }
+            return field
+        }
+    }
+
+    /// `fields=a,b`: the fields to read and return (`id` always comes along, and so do
+    /// the references being expanded).
+    private func projection(_ context: RequestContext, including expand: [String]) -> [String]? {
+        guard let text = context.query["fields"] else { return nil }
+        let fields = text.split(separator: ",").map { String($0.trimmingSpaces()) }
+        return fields + expand.filter { !fields.contains($0) }
     }
 
     /// The body as a JSON object; `application/merge-patch+json` is accepted too.

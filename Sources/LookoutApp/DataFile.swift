@@ -67,6 +67,17 @@ struct DataFile {
                         return field
                     })
             }
+            if let references = declaration["references"] {
+                guard let object = references.objectValue else {
+                    throw StartupError("\(name).references must map field names to collection names")
+                }
+                for member in object {
+                    guard let target = member.value.stringValue else {
+                        throw StartupError("\(name).references.\(member.key) must be a collection name")
+                    }
+                    options.references[member.key] = target
+                }
+            }
             if let pageSize = declaration["page_size"] {
                 guard let size = pageSize.intValue else { throw StartupError("\(name).page_size must be an integer") }
                 options.pageSize = size

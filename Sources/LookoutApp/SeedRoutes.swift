@@ -4,26 +4,19 @@ import LookoutHTTP
 import LookoutJSON
 import LookoutStore
 
-/// The seed iOS app's six endpoints (contract/seed-app.md), plus the placeholder
-/// images its demo thumbnails point at.
+/// The seed iOS app's endpoints that are its own (contract/seed-app.md): login, verify
+/// and the paged information feed, plus the placeholder images its demo thumbnails point
+/// at. Its three lists are plain collection lists (``CollectionRoutes``).
 struct SeedRoutes: Sendable {
-    /// The feed views whose bodies are cached.
-    enum View: Hashable, Sendable {
-        case list(String)
-        case informationPage(Int)
-    }
-
     let feeds = SeedFeeds()
     let users: UserDirectory
     let tokens: TokenService
-    let rendered = RenderCache<View>()
+    /// Rendered information pages, by page number.
+    let rendered = RenderCache<Int>()
 
     func register(in router: inout Router) {
         router.add("POST", "/v1/auth/login", .deferred(login))
         router.add("POST", "/v1/auth/verify", .deferred(verify))
-        for collection in ["pickup_feeds", "category_feeds", "galleries"] {
-            router.add("GET", "/v1/\(collection)", .view { try list(collection, $0, $1) })
-        }
         router.add("GET", "/v1/info_feed", .view(informationPage))
         router.add("GET", "/images/{name}", .immediate(image))
     }
@@ -54,14 +47,6 @@ struct SeedRoutes: Sendable {
         return noStore(.json(["token": .string(token)], requestID: context.requestID))
     }
 
-    func list(_ collection: String, _ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
-        let view = rendered.view(for: .list(collection), at: snapshot) { reads in
-            feeds.list(collection, in: snapshot, reads: &reads).map { (JSONWriter.encode($0), keep: true) }
-        }
-        guard let view else { throw APIError.notFound }
-        return view
-    }
-
     /// `GET /v1/info_feed?page=N`, pages from 1; a missing or non-integer page is 400.
     func informationPage(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         guard let text = context.query["page"] else {
@@ -70,7 +55,7 @@ struct SeedRoutes: Sendable {
         guard let number = Int(text), number >= 1 else {
             throw APIError.invalidParameter("page", "must be an integer of at least 1, not '\(text.prefix(32))'.")
         }
-        let view = rendered.view(for: .informationPage(number), at: snapshot) { reads in
+        let view = rendered.view(for: number, at: snapshot) { reads in
             feeds.informationPage(number, in: snapshot, reads: &reads).map { page in
                 // Only pages that hold items are kept: page numbers past the end are unbounded.
                 (JSONWriter.encode(page), keep: page["information"]?.arrayValue?.isEmpty == false)

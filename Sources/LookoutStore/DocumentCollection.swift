@@ -11,11 +11,20 @@ public struct DocumentCollection: Sendable {
         public var pageSize: Int
         /// Fields whose writes never wake anyone (Observation's `@ObservationIgnored`).
         public var ignored: Set<String>
+        /// Fields holding the id of a document in another collection, by field name:
+        /// `{"category_id": "category_feeds"}`. They can be expanded on read.
+        public var references: [String: String]
 
-        public init(sort: [String] = [], pageSize: Int = 10, ignored: Set<String> = []) {
+        public init(
+            sort: [String] = [],
+            pageSize: Int = 10,
+            ignored: Set<String> = [],
+            references: [String: String] = [:]
+        ) {
             self.sort = sort
             self.pageSize = pageSize
             self.ignored = ignored
+            self.references = references
         }
     }
 

@@ -44,6 +44,12 @@ public final class Store: Sendable {
                 throw .duplicateCollection(collection.name)
             }
         }
+        for collection in collections {
+            for (field, target) in collection.options.references where states[target] == nil {
+                throw .invalidOptions(
+                    collection: collection.name, reason: "reference \(field) names no collection \"\(target)\"")
+            }
+        }
         current = Mutex(StoreSnapshot(epoch: epoch, revision: revision, collections: states))
     }
 

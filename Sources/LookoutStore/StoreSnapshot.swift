@@ -89,6 +89,35 @@ public final class StoreSnapshot: Sendable {
         return projected
     }
 
+    /// `document` with the references named in `expand` resolved alongside them:
+    /// `category_id` adds `category` (a field without the `_id` suffix adds `<field>_expanded`)
+    /// holding the referenced document, or null when it does not exist.
+    ///
+    /// Reads through a reference are recorded on the referenced document, like a nested
+    /// observable: a change to it wakes whoever expanded it.
+    public func expanding(
+        _ document: JSONObject,
+        of collection: String,
+        _ expand: [String],
+        reads: inout ReadSet
+    ) -> JSONObject {
+        guard let references = collections[collection]?.options.references else { return document }
+        var result = document
+        for field in expand {
+            guard let target = references[field] else { continue }
+            let name = field.hasSuffix("_id") ? String(field.dropLast(3)) : field + "_expanded"
+            if let id = document[field]?.intValue, let referenced = self.document(id, in: target, reads: &reads) {
+                result[name] = .object(referenced)
+            } else {
+                if document[field]?.intValue != nil {
+                    _ = count(of: target, reads: &reads)  // wait for it to appear
+                }
+                result[name] = .null
+            }
+        }
+        return result
+    }
+
     /// The revision of a document as a whole, for `ETag`/`If-Match` on it.
     public func documentRevision(_ id: Int, in collection: String) -> UInt64? {
         collections[collection]?.documents[id]?.revision
