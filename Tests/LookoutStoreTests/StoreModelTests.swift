@@ -21,15 +21,17 @@ struct StoreModelTests {
 
     final class Session: Sendable {
         let keys: [(id: Int, field: String)]
-        let deadline: ContinuousClock.Instant
+        /// How long it waits once registered.
+        let patience: Duration
+        let deadline = Mutex<ContinuousClock.Instant?>(nil)
         let cursor = Mutex<UInt64>(0)
         let waiter = Mutex<FieldRegistrar.WaiterID?>(nil)
         let outcome = Mutex<Outcome>(.pending)
         let wakes = Atomic<Int>(0)
 
-        init(keys: [(id: Int, field: String)], deadline: ContinuousClock.Instant) {
+        init(keys: [(id: Int, field: String)], patience: Duration) {
             self.keys = keys
-            self.deadline = deadline
+            self.patience = patience
         }
 
         var names: Set<String> { Set(keys.map { "docs/\($0.id).\($0.field)" }) }
@@ -47,7 +49,6 @@ struct StoreModelTests {
         // Every commit in order, with the keys it changed (names), serialized with the writes.
         let log = Mutex<[(revision: UInt64, changed: Set<String>)]>([])
         let clock = ContinuousClock()
-        let start = clock.now
         let sessions = (0..<2_500).map { _ in
             let count = Int.random(in: 1...4, using: &generator)
             let keys = (0..<count).map { _ in
@@ -56,14 +57,18 @@ struct StoreModelTests {
                     field: Self.fields.randomElement(using: &generator)!
                 )
             }
-            return Session(keys: keys, deadline: start + .milliseconds(Int.random(in: 5...300, using: &generator)))
+            return Session(keys: keys, patience: .milliseconds(Int.random(in: 1...100, using: &generator)))
         }
 
         let done = Atomic<Bool>(false)
         let writers = (0..<2).map { _ in
             Thread {
                 var generator = SystemRandomNumberGenerator()
-                while !done.load(ordering: .acquiring) {
+                // Bounded, so that on a loaded machine the writers cannot crowd out the
+                // rest of the test (and grow the log it checks without end).
+                var writes = 0
+                while !done.load(ordering: .acquiring), writes < 3_000 {
+                    writes += 1
                     let id = Int.random(in: 1...Self.documentCount, using: &generator)
                     let field = Self.fields.randomElement(using: &generator)!
                     // Equal to the stored value a third of the time: such writes change nothing.
@@ -75,47 +80,65 @@ struct StoreModelTests {
                             log.append((commit.revision, Set(commit.changed.map(\.description))))
                         }
                     }
-                    usleep(UInt32.random(in: 0...200, using: &generator))
+                    usleep(UInt32.random(in: 50...250, using: &generator))
                 }
             }
         }
         writers.forEach { $0.start() }
 
-        DispatchQueue.concurrentPerform(iterations: 2) { part in
-            var generator = SystemRandomNumberGenerator()
-            for session in sessions[(part * sessions.count / 2)..<((part + 1) * sessions.count / 2)] {
-                let snapshot = store.snapshot()
-                var reads = ReadSet()
-                for key in session.keys {
-                    _ = snapshot.document(key.id, in: "docs", fields: [key.field], reads: &reads)
-                }
-                session.cursor.withLock { $0 = reads.revision }
-                if Bool.random(using: &generator) { usleep(UInt32.random(in: 0...300, using: &generator)) }
-                let registration = store.wait(for: reads, after: reads.revision) { change in
-                    session.wakes.add(1, ordering: .relaxed)
-                    let visible = store.snapshot().revision
-                    session.outcome.withLock {
-                        $0 = .woken(changed: change.changed, revision: change.revision, visibleRevision: visible)
+        // The sweeper (started with the readers, on a thread of its own so that a busy
+        // cooperative pool cannot delay it): every millisecond, cancel the sessions past
+        // their deadline, noting how much of the log had been committed when it did.
+        async let swept: Void = onThread {
+            var waiting = sessions[...]
+            while !waiting.isEmpty {
+                usleep(1_000)
+                let now = clock.now
+                waiting = waiting.filter { session in
+                    if case .pending = session.outcome.withLock({ $0 }) {} else { return false }
+                    guard let deadline = session.deadline.withLock({ $0 }), deadline <= now,
+                        let id = session.waiter.withLock({ $0 })
+                    else { return true }
+                    log.withLock { log in
+                        if store.cancel(id) {
+                            session.outcome.withLock { $0 = .cancelled(logLength: log.count) }
+                        }
                     }
-                }
-                switch registration {
-                case .waiting(let id): session.waiter.withLock { $0 = id }
-                case .alreadyChanged(let keys, let revision):
-                    session.outcome.withLock { $0 = .atOnce(changed: store.names(of: keys), revision: revision) }
+                    return false
                 }
             }
         }
 
-        for session in sessions.sorted(by: { $0.deadline < $1.deadline }) {
-            let wait = session.deadline - clock.now
-            if wait > .zero { try await Task.sleep(for: wait) }
-            guard let id = session.waiter.withLock({ $0 }) else { continue }
-            log.withLock { log in
-                if store.cancel(id) {
-                    session.outcome.withLock { $0 = .cancelled(logLength: log.count) }
+        await onThread {
+            DispatchQueue.concurrentPerform(iterations: 2) { part in
+                var generator = SystemRandomNumberGenerator()
+                for session in sessions[(part * sessions.count / 2)..<((part + 1) * sessions.count / 2)] {
+                    let snapshot = store.snapshot()
+                    var reads = ReadSet()
+                    for key in session.keys {
+                        _ = snapshot.document(key.id, in: "docs", fields: [key.field], reads: &reads)
+                    }
+                    session.cursor.withLock { $0 = reads.revision }
+                    if Bool.random(using: &generator) { usleep(UInt32.random(in: 0...300, using: &generator)) }
+                    let registration = store.wait(for: reads, after: reads.revision) { change in
+                        session.wakes.add(1, ordering: .relaxed)
+                        let visible = store.snapshot().revision
+                        session.outcome.withLock {
+                            $0 = .woken(changed: change.changed, revision: change.revision, visibleRevision: visible)
+                        }
+                    }
+                    switch registration {
+                    case .waiting(let id):
+                        session.waiter.withLock { $0 = id }
+                        session.deadline.withLock { $0 = clock.now + session.patience }
+                    case .alreadyChanged(let keys, let revision):
+                        session.outcome.withLock { $0 = .atOnce(changed: store.names(of: keys), revision: revision) }
+                    }
                 }
             }
         }
+
+        await swept
         done.store(true, ordering: .releasing)
         while writers.contains(where: \.isExecuting) { try await Task.sleep(for: .milliseconds(1)) }
 
@@ -124,15 +147,22 @@ struct StoreModelTests {
             (revision: commit.revision, changed: commit.changed.filter { !$0.hasSuffix(".quiet") })
         }
         #expect(commits.count > 100)
+        // Commit positions by changed key, so that each session's check is cheap.
+        var commitsByName: [String: [Int]] = [:]
+        for (offset, commit) in commits.enumerated() {
+            for name in commit.changed { commitsByName[name, default: []].append(offset) }
+        }
         #expect(store.waiterCount == 0, "nothing stays registered")
         var tally = (atOnce: 0, woken: 0, cancelled: 0)
         for session in sessions {
             let cursor = session.cursor.withLock { $0 }
             let names = session.names
             // Changes after the cursor to what the session read.
-            let relevant = commits.enumerated().filter { _, commit in
-                commit.revision > cursor && !commit.changed.isDisjoint(with: names)
-            }
+            var seen = Set<Int>()
+            let relevant = names.flatMap { commitsByName[$0] ?? [] }
+                .filter { commits[$0].revision > cursor && seen.insert($0).inserted }
+                .sorted()
+                .map { (offset: $0, element: commits[$0]) }
             #expect(session.wakes.load(ordering: .relaxed) <= 1)
             switch session.outcome.withLock({ $0 }) {
             case .pending:
