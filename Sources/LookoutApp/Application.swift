@@ -11,10 +11,12 @@ import LookoutStore
 /// A built, not yet started Lookout: its server and everything it serves.
 public final class Application: Sendable {
     private let server: HTTPServer
+    private let deadlines: DeadlineTimer
     public let logger: Logger
 
-    init(server: HTTPServer, logger: Logger) {
+    init(server: HTTPServer, deadlines: DeadlineTimer, logger: Logger) {
         self.server = server
+        self.deadlines = deadlines
         self.logger = logger
     }
 
@@ -34,7 +36,8 @@ public final class Application: Sendable {
     ///   process should exit then, which closes their connections.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> Bool {
-        server.shutdown(timeout: timeout)
+        defer { deadlines.stop() }
+        return server.shutdown(timeout: timeout)
     }
 }
 
@@ -70,10 +73,13 @@ public func buildApplication(
     SeedRoutes(users: users, tokens: tokens).register(in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
     WatchRoutes().register(in: &router)
+    let deadlines = DeadlineTimer()
     let responder = LookoutResponder(
-        router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds),
+        router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
         maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)
-    return Application(server: HTTPServer(configuration: configuration.http, responder: responder), logger: logger)
+    return Application(
+        server: HTTPServer(configuration: configuration.http, responder: responder), deadlines: deadlines,
+        logger: logger)
 }
 
 private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey {

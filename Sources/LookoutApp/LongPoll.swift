@@ -1,6 +1,6 @@
-import Dispatch
 import LookoutHTTP
 import LookoutStore
+import Synchronization
 
 /// Long-poll on any view (DESIGN.md §3): `?wait=SECONDS` with the cursor in
 /// `If-None-Match` or `?since=`.
@@ -19,11 +19,12 @@ struct LongPoll: Sendable {
     let store: Store
     /// The longest wait a client may ask for, in seconds.
     let maxWait: Double
-    private let deadlines = DispatchQueue(label: "lookout.long-poll.deadlines")
+    let deadlines: DeadlineTimer
 
-    init(store: Store, maxWait: Double) {
+    init(store: Store, maxWait: Double, deadlines: DeadlineTimer) {
         self.store = store
         self.maxWait = maxWait
+        self.deadlines = deadlines
     }
 
     /// Answers a request for a view rendered by `render`.
@@ -58,19 +59,29 @@ struct LongPoll: Sendable {
         return .suspend(
             onShutdown: notModified,
             hold: { [store, deadlines] held in
+                // The deadline is scheduled before the wait is registered, so that a wake
+                // can always cancel it; the action checks it still owns the poll.
+                let waiter = Mutex<FieldRegistrar.WaiterID?>(nil)
+                let jitter = Double.random(in: 0...(wait / 16))
+                let deadline = deadlines.schedule(after: .seconds(wait + jitter)) {
+                    // Cancelled here means not woken: nothing it read has changed.
+                    if let id = waiter.withLock({ $0 }), store.cancel(id) {
+                        held.respond(notModified())
+                    }
+                }
                 let registration = store.wait(for: view.reads, after: view.reads.revision) { change in
+                    deadlines.cancel(deadline)
                     held.respond(fresh(change.changed))
                 }
                 switch registration {
                 case .alreadyChanged(let keys, _):
+                    deadlines.cancel(deadline)
                     held.respond(fresh(store.names(of: keys)))
-                case .waiting(let waiter):
-                    let jitter = Double.random(in: 0...(wait / 16))
-                    deadlines.asyncAfter(deadline: .now() + wait + jitter) {
-                        // Cancelled here means not woken: nothing it read has changed.
-                        if store.cancel(waiter) {
-                            held.respond(notModified())
-                        }
+                case .waiting(let id):
+                    waiter.withLock { $0 = id }
+                    // A deadline that fired before the id was stored found nothing to cancel.
+                    if !deadlines.isPending(deadline), store.cancel(id) {
+                        held.respond(notModified())
                     }
                 }
             })

@@ -1,0 +1,48 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import LookoutApp
+
+@Suite("Deadline timer", .timeLimit(.minutes(1)))
+struct DeadlineTimerTests {
+    @Test("actions run in deadline order, not before their deadline; cancelled ones never run and are freed")
+    func orderAndCancel() async throws {
+        let timer = DeadlineTimer()
+        defer { timer.stop() }
+        let fired = Mutex<[Int]>([])
+        let start = ContinuousClock.now
+        let times = Mutex<[Int: Duration]>([:])
+        for (index, delay) in [(3, 90), (1, 30), (2, 60)] {
+            _ = timer.schedule(after: .milliseconds(delay)) {
+                fired.withLock { $0.append(index) }
+                times.withLock { $0[index] = ContinuousClock.now - start }
+            }
+        }
+        let cancelled = timer.schedule(after: .milliseconds(45)) { fired.withLock { $0.append(99) } }
+        #expect(timer.isPending(cancelled))
+        #expect(timer.cancel(cancelled))
+        #expect(!timer.cancel(cancelled))
+        #expect(timer.pendingCount == 3)
+        for _ in 0..<300 where fired.withLock({ $0.count }) < 3 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(fired.withLock { $0 } == [1, 2, 3])
+        #expect(times.withLock { $0[1]! } >= .milliseconds(30))
+        #expect(times.withLock { $0[3]! } >= .milliseconds(90))
+        #expect(timer.pendingCount == 0)
+    }
+
+    @Test("an earlier deadline scheduled later still fires first")
+    func earlierDeadlineWakesTheThread() async throws {
+        let timer = DeadlineTimer()
+        defer { timer.stop() }
+        let fired = Mutex<[String]>([])
+        _ = timer.schedule(after: .seconds(30)) { fired.withLock { $0.append("late") } }
+        _ = timer.schedule(after: .milliseconds(20)) { fired.withLock { $0.append("soon") } }
+        for _ in 0..<300 where fired.withLock({ $0.isEmpty }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(fired.withLock { $0 } == ["soon"])
+    }
+}
