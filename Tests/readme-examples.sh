@@ -50,7 +50,8 @@ for block in "$work"/block-*.sh; do
     if grep -q '^LOOKOUT_.*lookout' "$block"; then
         # A server-starting example: run it on another free port and check it serves.
         other=$(free_port)
-        sed -i "s/--port 8080/--port $other/; s|\.build/release/lookout|$binary --data-dir $work/other|" "$block"
+        # exec: the example's shell becomes the server, so stopping it stops the server.
+        sed -i "s/--port 8080/--port $other/; s|\.build/release/lookout|exec $binary --data-dir $work/other|" "$block"
         bash "$block" 2>"$work/other.log" &
         other_pid=$!
         if serves "$other"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $(cat "$block")" >&2; fi
