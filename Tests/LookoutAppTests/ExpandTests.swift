@@ -36,7 +36,7 @@ struct ExpandTests {
             async let held = app.request(
                 "GET", "/v1/pickup_feeds/1?fields=shop_name&expand=category_id&wait=30",
                 headers: [Self.json, ("If-None-Match", tag)])
-            for _ in 0..<500 where app.application.heldRequests < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            try await app.waitUntilHeld(1)
             _ = try await app.request(
                 "PATCH", "/v1/category_feeds/\(categoryID)", headers: editor, body: #"{"name":"握り寿司"}"#)
             let woken = try await held

@@ -54,6 +54,13 @@ final class LiveApp: Sendable {
         }
     }
 
+    /// Waits until the app holds `count` requests (long-polls, logins), up to 5 s.
+    func waitUntilHeld(_ count: Int) async throws {
+        for _ in 0..<500 where application.heldRequests < count {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     func login(_ email: String = "demo@example.com", _ password: String = "demo-password") async throws -> String {
         let response = try await request(
             "POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#)

@@ -11,11 +11,9 @@ struct LongPollTests {
         [Self.json, ("Authorization", "Bearer \(try await app.login("editor@example.com", "editor-password"))")]
     }
 
-    /// Waits until the app holds `count` requests.
+    /// Waits until the app holds `count` requests, and says so if it never does.
     func waitUntilHeld(_ app: LiveApp, _ count: Int) async throws {
-        for _ in 0..<500 where app.application.heldRequests < count {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await app.waitUntilHeld(count)
         #expect(app.application.heldRequests >= count)
     }
 

@@ -37,7 +37,7 @@ struct WatchTests {
             let cursor = try #require(try first.json["cursor"]?.stringValue)
             async let held = app.request(
                 "GET", "/v1/watch?read=galleries/3.title,pickup_feeds/1.rating&wait=30&since=\(cursor)")
-            for _ in 0..<500 where app.application.heldRequests < 1 { try await Task.sleep(for: .milliseconds(10)) }
+            try await app.waitUntilHeld(1)
             _ = try await app.request(
                 "PATCH", "/v1/pickup_feeds/1", headers: editor, body: #"{"shop_name":"not watched"}"#)
             _ = try await app.request("PATCH", "/v1/galleries/4", headers: editor, body: #"{"title":"not watched"}"#)

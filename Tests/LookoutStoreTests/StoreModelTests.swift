@@ -19,7 +19,7 @@ struct StoreModelTests {
         case cancelled(logLength: Int)
     }
 
-    final class Session: Sendable {
+    final class Session: SweptSession {
         let keys: [(id: Int, field: String)]
         /// How long it waits once registered.
         let patience: Duration
@@ -27,6 +27,11 @@ struct StoreModelTests {
         let cursor = Mutex<UInt64>(0)
         let waiter = Mutex<FieldRegistrar.WaiterID?>(nil)
         let outcome = Mutex<Outcome>(.pending)
+
+        var isPending: Bool {
+            if case .pending = outcome.withLock({ $0 }) { return true }
+            return false
+        }
         let wakes = Atomic<Int>(0)
 
         init(keys: [(id: Int, field: String)], patience: Duration) {
@@ -86,25 +91,12 @@ struct StoreModelTests {
         }
         writers.forEach { $0.start() }
 
-        // The sweeper (started with the readers, on a thread of its own so that a busy
-        // cooperative pool cannot delay it): every millisecond, cancel the sessions past
-        // their deadline, noting how much of the log had been committed when it did.
-        async let swept: Void = onThread {
-            var waiting = sessions[...]
-            while !waiting.isEmpty {
-                usleep(1_000)
-                let now = clock.now
-                waiting = waiting.filter { session in
-                    if case .pending = session.outcome.withLock({ $0 }) {} else { return false }
-                    guard let deadline = session.deadline.withLock({ $0 }), deadline <= now,
-                        let id = session.waiter.withLock({ $0 })
-                    else { return true }
-                    log.withLock { log in
-                        if store.cancel(id) {
-                            session.outcome.withLock { $0 = .cancelled(logLength: log.count) }
-                        }
-                    }
-                    return false
+        // The sweeper, started with the readers: cancels each session at its deadline,
+        // noting how much of the log had been committed when it did.
+        async let swept: Void = sweep(sessions) { session, id in
+            log.withLock { log in
+                if store.cancel(id) {
+                    session.outcome.withLock { $0 = .cancelled(logLength: log.count) }
                 }
             }
         }
