@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .executable(name: "lookout", targets: ["lookout"]),
         // For the benchmark package in Benchmarks/.
-        .library(name: "LookoutStore", targets: ["LookoutStore"]),
+        .library(name: "LookoutStore", targets: ["LookoutStore", "LookoutJSON"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

@@ -112,6 +112,24 @@ struct ExecutableTests {
         #expect(line?.contains("/v1/nothing 404") == true, "\(lookout.text)")
     }
 
+    @Test("SIGTERM answers a held long-poll (304, same ETag) before the process exits 0")
+    func sigtermAnswersHeldPolls() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-term-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lookout = try RunningLookout(arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", directory])
+        let port = try await lookout.port()
+        let tag = try #require(try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }.header("ETag"))
+        async let held = offPool {
+            try TestHTTP.request(port: port, "GET", "/v1/galleries?wait=120", headers: [("If-None-Match", tag)])
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        kill(lookout.process.processIdentifier, SIGTERM)
+        let response = try await held
+        #expect(response.status == 304)
+        #expect(response.header("ETag") == tag)
+        #expect(try await lookout.waitForExit() == 0)
+    }
+
     @Test("a bad setting stops start-up with a message and a failure status")
     func badConfiguration() async throws {
         let busy = try RunningLookout(arguments: [
