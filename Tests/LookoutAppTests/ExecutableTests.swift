@@ -118,7 +118,8 @@ struct ExecutableTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let lookout = try RunningLookout(arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", directory])
         let port = try await lookout.port()
-        let tag = try #require(try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }.header("ETag"))
+        let tag = try #require(
+            try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }.header("ETag"))
         async let held = offPool {
             try TestHTTP.request(port: port, "GET", "/v1/galleries?wait=120", headers: [("If-None-Match", tag)])
         }
