@@ -39,7 +39,8 @@ public final class Store: Sendable {
                 documents[id] = StoredDocument(fields: document, revisions: [:], created: revision)
             }
             let state = CollectionState(
-                options: collection.options, ids: ids, documents: documents, membershipRevision: revision)
+                options: collection.options, ids: ids, documents: DocumentTable(documents),
+                membershipRevision: revision)
             guard states.updateValue(state, forKey: collection.name) == nil else {
                 throw .duplicateCollection(collection.name)
             }

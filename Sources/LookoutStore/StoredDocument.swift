@@ -19,6 +19,6 @@ struct CollectionState: Sendable {
     let options: DocumentCollection.Options
     /// Ids in insertion order.
     var ids: [Int]
-    var documents: [Int: StoredDocument]
+    var documents: DocumentTable
     var membershipRevision: UInt64
 }
