@@ -110,8 +110,9 @@ struct CollectionRoutes: Sendable {
             expected = tag.revision
         }
         do {
-            return try store.apply(mutation, expectedRevision: expected)
-        } catch {
+            // The long-polls this write wakes are answered first and resumed together.
+            return try SuspendedRequest.resumingTogether { try store.apply(mutation, expectedRevision: expected) }
+        } catch let error as StoreError {
             throw APIError(error)
         }
     }

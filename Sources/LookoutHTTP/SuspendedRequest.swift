@@ -45,8 +45,42 @@ public final class SuspendedRequest: Sendable {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         registry.remove(id)
-        send(response, through: handle.pointer)
+        if let batch = ResumeBatch.current {
+            send(response, through: handle.pointer, resuming: false)
+            batch.add(handle)
+        } else {
+            send(response, through: handle.pointer)
+        }
         return true
+    }
+
+    /// Runs `body`; the suspended requests it answers (on this task) are resumed together
+    /// when it returns, back to back.
+    ///
+    /// libmicrohttpd 0.9.75 walks every suspended connection on each pass that resumes
+    /// any; resuming thousands one by one, interleaved with those passes, costs a walk
+    /// each. Use it around a write that may wake many long-polls.
+    public static func resumingTogether<Result>(_ body: () throws -> Result) rethrows -> Result {
+        let batch = ResumeBatch()
+        defer { batch.resumeAll() }
+        return try ResumeBatch.$current.withValue(batch) { try body() }
+    }
+}
+
+/// Answered requests waiting to be resumed together.
+final class ResumeBatch: Sendable {
+    @TaskLocal static var current: ResumeBatch?
+
+    private let handles = Mutex<[SuspendedRequest.Handle]>([])
+
+    func add(_ handle: SuspendedRequest.Handle) {
+        handles.withLock { $0.append(handle) }
+    }
+
+    func resumeAll() {
+        for handle in handles.withLock({ $0 }) {
+            lk_mhd_resume(handle.pointer)
+        }
     }
 }
 
@@ -80,8 +114,9 @@ final class SuspendedRequests: Sendable {
     }
 }
 
-/// Hands a response to the C layer: copies headers and body.
-func send(_ response: HTTPResponse, through request: OpaquePointer) {
+/// Hands a response to the C layer: copies headers and body. With `resuming: false` a
+/// suspended request stays suspended until `lk_mhd_resume`.
+func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bool = true) {
     var names: [String] = []
     var values: [String] = []
     names.reserveCapacity(response.headers.count)
@@ -98,8 +133,13 @@ func send(_ response: HTTPResponse, through request: OpaquePointer) {
                 headers.append(lk_mhd_header(name: namePointers[index], value: valuePointers[index]))
             }
             response.body.withUnsafeBytes { body in
-                _ = lk_mhd_respond(
-                    request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+                if resuming {
+                    _ = lk_mhd_respond(
+                        request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+                } else {
+                    _ = lk_mhd_respond_deferred(
+                        request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+                }
             }
         }
     }

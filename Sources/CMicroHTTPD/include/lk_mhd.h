@@ -122,6 +122,17 @@ int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
                    const lk_mhd_header *headers, size_t header_count,
                    const void *body, size_t body_length);
 
+/// Like lk_mhd_respond after lk_mhd_suspend, but leaves the connection suspended until
+/// lk_mhd_resume: answering many requests first and resuming them back to back lets
+/// libmicrohttpd resume them in few passes (each pass walks every suspended connection).
+/// - Precondition: the request is suspended and not yet answered.
+int lk_mhd_respond_deferred(lk_mhd_request *request, unsigned int status,
+                            const lk_mhd_header *headers, size_t header_count,
+                            const void *body, size_t body_length);
+
+/// Resumes a request answered with lk_mhd_respond_deferred.
+void lk_mhd_resume(lk_mhd_request *request);
+
 #ifdef __cplusplus
 }
 #endif
