@@ -28,6 +28,8 @@
 #                  held,max,fanout,selective,single                      default all
 #   KEEP_TMP=1     keep the temp dir (server logs, raw client output)
 set -euo pipefail
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 MAX_SESSIONS="${MAX_SESSIONS:-19000}"
 FANOUT_RUNS="${FANOUT_RUNS:-3}"
@@ -51,37 +53,13 @@ read -r -a EXTRA <<<"$EXTRA_ARGS"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 
-log() { printf '==> %s\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 TMP=""
 SERVER_PID=""
 SERVER_LOG=""
 declare -a CLIENT_PIDS=()
 
-stop_pid() { # pid name
-    local pid=$1 name=$2 i
-    [[ -n $pid ]] || return 0
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        log "$name (pid $pid) ignored SIGTERM for 10s; sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
 
-show_tail() { # file label
-    if [[ -s $1 ]]; then
-        printf -- '--- last lines of %s (%s) ---\n' "$2" "$1" >&2
-        tail -n 40 "$1" >&2
-        printf -- '---\n' >&2
-    fi
-}
 
 cleanup() {
     local status=$? pid
@@ -110,7 +88,6 @@ free_port() {
     die "no free port found"
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 # field NAME FILE-or-LINE...: the value of NAME=VALUE on the "result"/"summary" line
 field() { grep -o "\b$1=[0-9.]*" | head -n 1 | cut -d= -f2; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }

@@ -12,6 +12,8 @@
 #   NGINX_WORKERS  nginx worker_processes                             default $(nproc)
 #   KEEP_TMP=1     keep the temp dir (server logs, raw wrk output) instead of deleting it
 set -euo pipefail
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 THREADS="${THREADS:-2}"
 ROUNDS="${ROUNDS:-3}"
@@ -31,8 +33,6 @@ done
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 
-log() { printf '==> %s\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # --- tools -----------------------------------------------------------------------
 
@@ -71,29 +71,7 @@ TMP=""
 LOOKOUT_PID=""
 NGINX_PID=""
 
-stop_pid() { # pid name
-    local pid=$1 name=$2 i
-    [[ -n $pid ]] || return 0
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 50; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        log "$name (pid $pid) ignored SIGTERM for 5s; sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
-}
 
-show_tail() { # file label
-    if [[ -s $1 ]]; then
-        printf -- '--- last lines of %s (%s) ---\n' "$2" "$1" >&2
-        tail -n 40 "$1" >&2
-        printf -- '---\n' >&2
-    fi
-}
 
 cleanup() {
     local status=$?
@@ -151,7 +129,6 @@ wrk_errors() {
          END { print e + 0 }' "$1"
 }
 
-median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 minimum() { printf '%s\n' "$@" | sort -g | head -n 1; }
 maximum() { printf '%s\n' "$@" | sort -g | tail -n 1; }
 

@@ -343,30 +343,31 @@ void lk_mhd_suspend(lk_mhd_request *request) {
     atomic_store(&request->state, LK_SUSPENDED);
 }
 
-static struct MHD_Response *lk_make_response(const lk_mhd_header *headers, size_t header_count,
-                                             const void *body, size_t body_length) {
+// Builds the response (copying headers and body) and stores it on the request.
+static int lk_store_response(lk_mhd_request *request, unsigned int status,
+                             const lk_mhd_header *headers, size_t header_count,
+                             const void *body, size_t body_length) {
     struct MHD_Response *response = MHD_create_response_from_buffer(
         body_length, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (response == NULL) {
-        return NULL;
+        return -1;
     }
     for (size_t index = 0; index < header_count; index++) {
         // libmicrohttpd refuses names or values with CR, LF or TAB (header injection);
         // such a header is dropped rather than leaving the request unanswered.
         (void)MHD_add_response_header(response, headers[index].name, headers[index].value);
     }
-    return response;
+    request->status = status;
+    request->response = response;
+    return 0;
 }
 
 int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
                    const lk_mhd_header *headers, size_t header_count,
                    const void *body, size_t body_length) {
-    struct MHD_Response *response = lk_make_response(headers, header_count, body, body_length);
-    if (response == NULL) {
+    if (lk_store_response(request, status, headers, header_count, body, body_length) != 0) {
         return -1;
     }
-    request->status = status;
-    request->response = response;
     int expected = LK_SUSPENDED;
     if (atomic_compare_exchange_strong(&request->state, &expected, LK_RESUMING)) {
         MHD_resume_connection(request->connection);
@@ -379,12 +380,9 @@ int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
 int lk_mhd_respond_deferred(lk_mhd_request *request, unsigned int status,
                             const lk_mhd_header *headers, size_t header_count,
                             const void *body, size_t body_length) {
-    struct MHD_Response *response = lk_make_response(headers, header_count, body, body_length);
-    if (response == NULL) {
+    if (lk_store_response(request, status, headers, header_count, body, body_length) != 0) {
         return -1;
     }
-    request->status = status;
-    request->response = response;
     atomic_store(&request->state, LK_RESUMING);
     return 0;
 }
