@@ -65,7 +65,7 @@ struct CollectionRoutes: Sendable {
         try await authorizeWrite(context)
         let collection = context.pathParameters["collection"] ?? ""
         let commit = try write(.create(collection: collection, document: try objectBody(context)), context)
-        var response = try documentResponse(commit, collection: collection, status: 201, context: context)
+        var response = documentResponse(commit, status: 201, context: context)
         response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
         return response
     }
@@ -74,14 +74,14 @@ struct CollectionRoutes: Sendable {
         try await authorizeWrite(context)
         let (collection, id) = try target(context)
         let commit = try write(.replace(collection: collection, id: id, document: try objectBody(context)), context)
-        return try documentResponse(commit, collection: collection, status: 200, context: context)
+        return documentResponse(commit, status: 200, context: context)
     }
 
     func patch(_ context: RequestContext) async throws -> HTTPResponse {
         try await authorizeWrite(context)
         let (collection, id) = try target(context)
         let commit = try write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
-        return try documentResponse(commit, collection: collection, status: 200, context: context)
+        return documentResponse(commit, status: 200, context: context)
     }
 
     func delete(_ context: RequestContext) async throws -> HTTPResponse {
@@ -104,8 +104,7 @@ struct CollectionRoutes: Sendable {
     private func write(_ mutation: Mutation, _ context: RequestContext) throws -> Commit {
         var expected: UInt64?
         if let header = context.request.headers["If-Match"] {
-            guard let tag = header.split(separator: ",").lazy.compactMap({ EntityTag(parsing: $0) }).first,
-                tag.epoch == store.snapshot().epoch
+            guard let tag = EntityTag.first(in: header), tag.epoch == store.epoch
             else { throw APIError.preconditionFailed("If-Match does not name a current version of this document.") }
             expected = tag.revision
         }
@@ -117,18 +116,15 @@ struct CollectionRoutes: Sendable {
         }
     }
 
-    private func documentResponse(
-        _ commit: Commit,
-        collection: String,
-        status: Int,
-        context: RequestContext
-    ) throws -> HTTPResponse {
-        let document = commit.document ?? JSONObject()
-        var response = HTTPResponse.json(.object(document), status: status, requestID: context.requestID)
-        if let revision = store.snapshot().documentRevision(commit.id, in: collection) {
-            response.headers.add("ETag", EntityTag(epoch: store.snapshot().epoch, revision: revision).header)
+    /// The document after a write, with its version as `ETag` for the next `If-Match`.
+    private func documentResponse(_ commit: Commit, status: Int, context: RequestContext) -> HTTPResponse {
+        let body = JSONWriter.encode(.object(commit.document ?? JSONObject()))
+        guard let revision = commit.documentRevision else {
+            return .json(body: body, status: status, requestID: context.requestID)
         }
-        return response
+        return .json(
+            body: body, tag: EntityTag(epoch: store.epoch, revision: revision), status: status,
+            requestID: context.requestID)
     }
 
     private func target(_ context: RequestContext) throws -> (collection: String, id: Int) {

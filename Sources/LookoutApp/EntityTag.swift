@@ -25,6 +25,11 @@ struct EntityTag: Equatable, Sendable {
         self.revision = revision
     }
 
+    /// The first tag listed in an `If-Match` or `If-None-Match` header.
+    static func first(in header: String?) -> EntityTag? {
+        header?.split(separator: ",").lazy.compactMap { EntityTag(parsing: $0) }.first
+    }
+
     /// Whether an `If-None-Match` header names this tag (or is `*`).
     func isMatched(byIfNoneMatch header: String?) -> Bool {
         guard let header else { return false }

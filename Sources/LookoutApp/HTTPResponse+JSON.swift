@@ -21,12 +21,20 @@ extension HTTPResponse {
     /// `If-None-Match` already names that cursor.
     static func view(_ view: RenderedView, epoch: String, context: RequestContext) -> HTTPResponse {
         let tag = EntityTag(epoch: epoch, revision: view.reads.revision)
-        var response: HTTPResponse
         if tag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
-            response = HTTPResponse(status: 304, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
-        } else {
-            response = .json(body: view.body, requestID: context.requestID)
+            return notModified(tag, requestID: context.requestID)
         }
+        return json(body: view.body, tag: tag, requestID: context.requestID)
+    }
+
+    /// 304 with the unchanged cursor.
+    static func notModified(_ tag: EntityTag, requestID: String) -> HTTPResponse {
+        HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", tag.header), ("X-Request-Id", requestID)]))
+    }
+
+    /// A JSON body with its `ETag`.
+    static func json(body: [UInt8], tag: EntityTag, status: Int = 200, requestID: String) -> HTTPResponse {
+        var response = json(body: body, status: status, requestID: requestID)
         response.headers.add("ETag", tag.header)
         return response
     }

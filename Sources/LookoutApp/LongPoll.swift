@@ -51,10 +51,18 @@ struct LongPoll: Sendable {
             return .response(finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
         }
         let tag = EntityTag(epoch: snapshot.epoch, revision: view.reads.revision)
-        let notModified = { @Sendable in finish(.success(Self.notModified(tag, context))) }
+        let notModified = { @Sendable in finish(.success(.notModified(tag, requestID: context.requestID))) }
         let fresh = { @Sendable (changed: [String]) in
             let latest = store.snapshot()
-            return finish(Result { try Self.changed(render(latest), changed, latest.epoch, context) })
+            return finish(
+                Result {
+                    let view = try render(latest)
+                    var response = HTTPResponse.json(
+                        body: view.body, tag: EntityTag(epoch: latest.epoch, revision: view.reads.revision),
+                        requestID: context.requestID)
+                    response.headers.add(Self.changedHeader, changed.joined(separator: ", "))
+                    return response
+                })
         }
         return .suspend(
             onShutdown: notModified,
@@ -105,25 +113,6 @@ struct LongPoll: Sendable {
             }
             return tag
         }
-        return context.request.headers["If-None-Match"].flatMap { header in
-            header.split(separator: ",").lazy.compactMap { EntityTag(parsing: $0) }.first
-        }
-    }
-
-    private static func notModified(_ tag: EntityTag, _ context: RequestContext) -> HTTPResponse {
-        HTTPResponse(
-            status: 304, headers: HTTPHeaders([("ETag", tag.header), ("X-Request-Id", context.requestID)]))
-    }
-
-    private static func changed(
-        _ view: RenderedView,
-        _ changed: [String],
-        _ epoch: String,
-        _ context: RequestContext
-    ) -> HTTPResponse {
-        var response = HTTPResponse.json(body: view.body, requestID: context.requestID)
-        response.headers.add("ETag", EntityTag(epoch: epoch, revision: view.reads.revision).header)
-        response.headers.add(changedHeader, changed.joined(separator: ", "))
-        return response
+        return EntityTag.first(in: context.request.headers["If-None-Match"])
     }
 }

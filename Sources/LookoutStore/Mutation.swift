@@ -30,6 +30,9 @@ public struct Commit: Sendable {
     /// The document's id and its fields after the write (nil after a delete).
     public let id: Int
     public let document: JSONObject?
+    /// The document's revision after the write (nil after a delete): its version for
+    /// `If-Match`, taken from this write rather than from a later snapshot.
+    public let documentRevision: UInt64?
 }
 
 /// RFC 7396: `null` removes a member, an object merges recursively, anything else replaces.

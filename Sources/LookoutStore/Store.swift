@@ -54,6 +54,9 @@ public final class Store: Sendable {
         current = Mutex(StoreSnapshot(epoch: epoch, revision: revision, collections: states))
     }
 
+    /// Identifies this store's history in cursors.
+    public var epoch: String { snapshot().epoch }
+
     /// The latest committed state.
     public func snapshot() -> StoreSnapshot {
         current.withLock { $0 }
@@ -71,7 +74,9 @@ public final class Store: Sendable {
             var planner = WritePlanner(snapshot: before)
             let plan = try planner.plan(mutation, expectedRevision: expectedRevision)
             guard !plan.changed.isEmpty else {
-                return Commit(revision: before.revision, changed: [], id: plan.id, document: plan.document)
+                return Commit(
+                    revision: before.revision, changed: [], id: plan.id, document: plan.document,
+                    documentRevision: plan.documentRevision)
             }
             current.withLock { $0 = planner.result }
             let wakeKeys = plan.changed.filter { key in
@@ -83,7 +88,8 @@ public final class Store: Sendable {
                 registrar.commit(ids, revision: planner.result.revision)
             }
             return Commit(
-                revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document)
+                revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document,
+                documentRevision: plan.documentRevision)
         }
     }
 

@@ -8,6 +8,8 @@ struct WritePlanner {
         let id: Int
         let document: JSONObject?
         let changed: [StoreKey]
+        /// The document's revision after the write, for its `ETag`; nil after a delete.
+        var documentRevision: UInt64?
     }
 
     let snapshot: StoreSnapshot
@@ -24,7 +26,7 @@ struct WritePlanner {
         guard var state = snapshot.collections[name] else { throw .unknownCollection(name) }
         let revision = snapshot.revision + 1
         var changed: [StoreKey] = []
-        let plan: Plan
+        var plan: Plan
 
         switch mutation {
         case .create(_, let body):
@@ -75,6 +77,7 @@ struct WritePlanner {
             plan = Plan(id: id, document: nil, changed: changed)
         }
 
+        plan.documentRevision = state.documents[plan.id]?.revision
         if !plan.changed.isEmpty {
             var collections = snapshot.collections
             collections[name] = state

@@ -58,6 +58,7 @@ struct StoreTests {
         #expect(commit.id == 7)
         #expect(commit.revision == 2)
         #expect(commit.document == ["id": 7, "title": "new"])
+        #expect(commit.documentRevision == 2)
         #expect(Set(commit.changed.map(\.description)) == ["items", "items/7.title"])
         #expect(throws: StoreError.idTaken(collection: "items", id: 7)) {
             try store.apply(.create(collection: "items", document: ["id": 7]))
@@ -65,6 +66,7 @@ struct StoreTests {
         #expect(throws: StoreError.self) { try store.apply(.create(collection: "items", document: ["id": "8"])) }
         #expect(throws: StoreError.unknownCollection("nope")) { try store.apply(.delete(collection: "nope", id: 1)) }
         #expect(store.snapshot().revision == 2, "refused writes change nothing")
+        #expect(try store.apply(.delete(collection: "items", id: 7)).documentRevision == nil)
     }
 
     @Test("an equal write changes nothing: same values, other key order, 1 as 1.0")
@@ -73,6 +75,7 @@ struct StoreTests {
         let same = try store.apply(.replace(collection: "items", id: 1, document: ["rank": 6.0, "title": "t1"]))
         #expect(same.changed.isEmpty)
         #expect(same.revision == 1)
+        #expect(same.documentRevision == 1, "the unchanged document keeps its version")
         let patch = try store.apply(.patch(collection: "items", id: 1, patch: ["title": "t1"]))
         #expect(patch.changed.isEmpty)
         #expect(store.snapshot().revision == 1)
