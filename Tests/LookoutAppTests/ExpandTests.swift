@@ -27,9 +27,7 @@ struct ExpandTests {
     @Test("a read through a reference waits on the referenced document")
     func wakesThroughReference() async throws {
         try await withApp { app in
-            let editor = [
-                Self.json, ("Authorization", "Bearer \(try await app.login("editor@example.com", "editor-password"))"),
-            ]
+            let editor = try await app.editorHeaders()
             let first = try await app.request("GET", "/v1/pickup_feeds/1?fields=shop_name&expand=category_id")
             let categoryID = try #require(try first.json["category_id"]?.intValue)
             let tag = try #require(first.header("ETag"))

@@ -61,6 +61,14 @@ final class LiveApp: Sendable {
         }
     }
 
+    /// Headers for a write: JSON, and the demo editor's token.
+    func editorHeaders() async throws -> [(String, String)] {
+        [
+            ("Content-Type", "application/json"),
+            ("Authorization", "Bearer \(try await login("editor@example.com", "editor-password"))"),
+        ]
+    }
+
     func login(_ email: String = "demo@example.com", _ password: String = "demo-password") async throws -> String {
         let response = try await request(
             "POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#)

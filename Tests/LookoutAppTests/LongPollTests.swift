@@ -7,10 +7,6 @@ import Testing
 struct LongPollTests {
     static let json = ("Content-Type", "application/json")
 
-    func editorHeaders(_ app: LiveApp) async throws -> [(String, String)] {
-        [Self.json, ("Authorization", "Bearer \(try await app.login("editor@example.com", "editor-password"))")]
-    }
-
     /// Waits until the app holds `count` requests, and says so if it never does.
     func waitUntilHeld(_ app: LiveApp, _ count: Int) async throws {
         try await app.waitUntilHeld(count)
@@ -33,7 +29,7 @@ struct LongPollTests {
     @Test("a held page wakes on a write to an item on it, naming the field, with the new value")
     func wakesOnItsPage() async throws {
         try await withApp { app in
-            let editor = try await editorHeaders(app)
+            let editor = try await app.editorHeaders()
             let page = try await app.request("GET", "/v1/info_feed?page=1")
             let tag = try #require(page.header("ETag"))
             async let held = app.request(
@@ -74,7 +70,7 @@ struct LongPollTests {
     @Test("no cursor, a cursor from another epoch, or a changed read set: answered at once")
     func answeredAtOnce() async throws {
         try await withApp { app in
-            let editor = try await editorHeaders(app)
+            let editor = try await app.editorHeaders()
             let tag = try #require(try await app.request("GET", "/v1/category_feeds").header("ETag"))
             let noCursor = try await app.request("GET", "/v1/category_feeds?wait=30")
             #expect(noCursor.status == 200)
@@ -93,7 +89,7 @@ struct LongPollTests {
     @Test("a projection waits only on the fields it read")
     func projection() async throws {
         try await withApp { app in
-            let editor = try await editorHeaders(app)
+            let editor = try await app.editorHeaders()
             let first = try await app.request("GET", "/v1/pickup_feeds/1?fields=rating")
             #expect(try first.json.objectValue?.keys == ["id", "rating"])
             let tag = try #require(first.header("ETag"))
@@ -112,7 +108,7 @@ struct LongPollTests {
     @Test("many held polls on one field all wake on one write")
     func fanOut() async throws {
         try await withApp { app in
-            let editor = try await editorHeaders(app)
+            let editor = try await app.editorHeaders()
             let tag = try #require(try await app.request("GET", "/v1/galleries/2").header("ETag"))
             let count = 50
             try await withThrowingTaskGroup(of: TestHTTPResponse.self) { group in
@@ -148,7 +144,7 @@ struct LongPollTests {
             #expect(forbidden.status == 403)
             #expect(try forbidden.json["error"]?["code"] == "forbidden")
 
-            let editor = try await editorHeaders(app)
+            let editor = try await app.editorHeaders()
             let created = try await app.request(
                 "POST", "/v1/galleries", headers: editor, body: #"{"title":"新作","thumbnail":"http://x/y.png"}"#)
             #expect(created.status == 201)

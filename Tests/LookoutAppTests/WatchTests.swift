@@ -30,9 +30,7 @@ struct WatchTests {
     @Test("one long-poll over fields across documents wakes for any of them, and only them")
     func wakes() async throws {
         try await withApp { app in
-            let editor = [
-                Self.json, ("Authorization", "Bearer \(try await app.login("editor@example.com", "editor-password"))"),
-            ]
+            let editor = try await app.editorHeaders()
             let first = try await app.request("GET", "/v1/watch?read=galleries/3.title,pickup_feeds/1.rating")
             let cursor = try #require(try first.json["cursor"]?.stringValue)
             async let held = app.request(
