@@ -25,6 +25,8 @@ struct Router: Sendable {
         let method: String
         let segments: [Segment]
         let handler: RouteHandler
+        /// Per segment, whether it is literal: how a route is ranked against others.
+        let specificity: [Bool]
     }
 
     private enum Segment: Sendable, Equatable {
@@ -44,7 +46,8 @@ struct Router: Sendable {
             part.hasPrefix("{") && part.hasSuffix("}")
                 ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
-        routes.append(Route(method: method, segments: segments, handler: handler))
+        routes.append(
+            Route(method: method, segments: segments, handler: handler, specificity: segments.map { !$0.isParameter }))
     }
 
     func match(method: String, path: Substring) -> Match {
@@ -54,7 +57,7 @@ struct Router: Sendable {
         let decoded = parts.map { QueryParameters.decode($0, plusIsSpace: false) }
         // Of the routes for this method whose pattern matches, the most specific wins: a
         // literal segment beats a parameter (/v1/info_feed before /v1/{collection}).
-        var best: (route: Route, parameters: [String: String], specificity: [Bool])?
+        var best: (route: Route, parameters: [String: String])?
         var allowed: [String] = []
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: decoded) else { continue }
@@ -64,9 +67,8 @@ struct Router: Sendable {
                 }
                 continue
             }
-            let specificity = route.segments.map { !$0.isParameter }
-            if best == nil || Self.isMoreSpecific(specificity, than: best!.specificity) {
-                best = (route, parameters, specificity)
+            if best == nil || Self.isMoreSpecific(route.specificity, than: best!.route.specificity) {
+                best = (route, parameters)
             }
         }
         if let best {
