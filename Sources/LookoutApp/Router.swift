@@ -57,22 +57,22 @@ struct Router: Sendable {
         let decoded = parts.map { QueryParameters.decode($0, plusIsSpace: false) }
         // Of the routes for this method whose pattern matches, the most specific wins: a
         // literal segment beats a parameter (/v1/info_feed before /v1/{collection}).
-        var best: (route: Route, parameters: [String: String])?
+        // Parameters are bound for the winner only: this runs on every request.
+        var best: Route?
         var allowed: [String] = []
-        for route in routes {
-            guard let parameters = Self.bind(route.segments, to: decoded) else { continue }
+        for route in routes where Self.matches(route.segments, decoded) {
             guard route.method == method || (method == "HEAD" && route.method == "GET") else {
                 for name in route.method == "GET" ? ["GET", "HEAD"] : [route.method] where !allowed.contains(name) {
                     allowed.append(name)
                 }
                 continue
             }
-            if best == nil || Self.isMoreSpecific(route.specificity, than: best!.route.specificity) {
-                best = (route, parameters)
+            if best == nil || Self.isMoreSpecific(route.specificity, than: best!.specificity) {
+                best = route
             }
         }
         if let best {
-            return .found(best.route.handler, parameters: best.parameters)
+            return .found(best.handler, parameters: Self.parameters(of: best.segments, in: decoded))
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
     }
@@ -85,14 +85,18 @@ struct Router: Sendable {
         return false
     }
 
-    private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {
-        guard segments.count == parts.count else { return nil }
+    private static func matches(_ segments: [Segment], _ parts: [String]) -> Bool {
+        guard segments.count == parts.count else { return false }
+        for (segment, part) in zip(segments, parts) {
+            if case .literal(let literal) = segment, literal != part { return false }
+        }
+        return true
+    }
+
+    private static func parameters(of segments: [Segment], in parts: [String]) -> [String: String] {
         var parameters: [String: String] = [:]
         for (segment, part) in zip(segments, parts) {
-            switch segment {
-            case .literal(let literal): guard literal == part else { return nil }
-            case .parameter(let name): parameters[name] = part
-            }
+            if case .parameter(let name) = segment { parameters[name] = part }
         }
         return parameters
     }
