@@ -5,8 +5,8 @@ import LookoutJSON
 public struct DocumentCollection: Sendable {
     /// How a collection is declared in a data file.
     public struct Options: Sendable, Equatable {
-        /// Fields to sort by when a list is asked for without `sort`, ascending.
-        public var sort: [String]
+        /// The order of a list asked for without `sort` (then by id).
+        public var sort: [SortKey]
         /// Page size for page-number paging.
         public var pageSize: Int
         /// Fields whose writes never wake anyone (Observation's `@ObservationIgnored`).
@@ -14,17 +14,23 @@ public struct DocumentCollection: Sendable {
         /// Fields holding the id of a document in another collection, by field name:
         /// `{"category_id": "category_feeds"}`. They can be expanded on read.
         public var references: [String: String]
+        /// When set, a list is read a page at a time and answered as
+        /// `{"page": N, "has_next_page": bool, "<pageEnvelope>": [...]}`, the seed app's
+        /// information feed shape.
+        public var pageEnvelope: String?
 
         public init(
-            sort: [String] = [],
+            sort: [SortKey] = [],
             pageSize: Int = 10,
             ignored: Set<String> = [],
-            references: [String: String] = [:]
+            references: [String: String] = [:],
+            pageEnvelope: String? = nil
         ) {
             self.sort = sort
             self.pageSize = pageSize
             self.ignored = ignored
             self.references = references
+            self.pageEnvelope = pageEnvelope
         }
     }
 
