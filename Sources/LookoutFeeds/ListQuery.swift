@@ -16,7 +16,7 @@ public struct ListQuery: Sendable {
     }
 
     /// The largest `per_page` or `limit`.
-    public static let maxPageSize = 1000
+    public static let maxPageSize = DocumentCollection.Options.maxPageSize
     /// Parameters that are not filters.
     public static let reserved: Set<String> = [
         "q", "sort", "order", "page", "per_page", "after", "limit", "fields", "expand", "wait", "since",

@@ -7,7 +7,10 @@ public struct DocumentCollection: Sendable {
     public struct Options: Sendable, Equatable {
         /// The order of a list asked for without `sort` (then by id).
         public var sort: [SortKey]
-        /// Page size for page-number paging.
+        /// The largest page a list may be read in.
+        public static let maxPageSize = 1000
+
+        /// Page size for page-number and cursor paging, unless the request gives one.
         public var pageSize: Int
         /// Fields whose writes never wake anyone (Observation's `@ObservationIgnored`).
         public var ignored: Set<String>
@@ -43,8 +46,8 @@ public struct DocumentCollection: Sendable {
     /// - Throws: ``StoreError`` for a document that is not an object with a unique integer `id`.
     public init(name: String, options: Options = Options(), documents: [JSONValue]) throws(StoreError) {
         guard Self.isValidName(name) else { throw .invalidCollectionName(name) }
-        guard options.pageSize >= 1 else {
-            throw .invalidOptions(collection: name, reason: "page_size must be at least 1")
+        guard (1...Options.maxPageSize).contains(options.pageSize) else {
+            throw .invalidOptions(collection: name, reason: "page_size must be from 1 to \(Options.maxPageSize)")
         }
         var seen = Set<Int>()
         var objects: [JSONObject] = []
