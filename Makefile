@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libmicrohttpd-dev curl
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3
 FORMAT_PATHS := Package.swift Sources Tests
 
 .PHONY: deps build run test lint format
