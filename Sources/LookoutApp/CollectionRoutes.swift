@@ -13,7 +13,8 @@ import LookoutStore
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
-    let writes = WriteQueue()
+    /// One write at a time, in order, each waiting for the disk off the task threads.
+    let writes = BlockingQueue(label: "lookout.writes")
     /// Rendered lists, by collection and query.
     let rendered = RenderCache<String>()
 

@@ -36,7 +36,8 @@ public final class Store: Sendable {
     /// Restores a store from `image`, serving the `declarations`: a declared collection
     /// that `image` holds keeps its stored documents and revisions (with the declared
     /// options); one it lacks is added from its declared documents at the next revision,
-    /// recorded in `journal`. Stored collections no longer declared are not served.
+    /// recorded in `journal`. A stored collection that is not declared (any more) is
+    /// served with default options.
     /// - Parameter journal: where every write is made durable before it is published.
     /// - Throws: ``StoreError`` for a collection declared twice, a bad reference, or a
     ///   journal that cannot record the added collections.
@@ -54,6 +55,9 @@ public final class Store: Sendable {
             let collection = stored[declaration.name] ?? declaration.image(at: image.revision + 1)
             if stored[declaration.name] == nil { added.append(collection) }
             states[declaration.name] = CollectionState(options: declaration.options, image: collection)
+        }
+        for collection in image.collections where states[collection.name] == nil {
+            states[collection.name] = CollectionState(options: DocumentCollection.Options(), image: collection)
         }
         for declaration in declarations {
             for (field, target) in declaration.options.references where states[target] == nil {

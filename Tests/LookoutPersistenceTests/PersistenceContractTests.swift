@@ -61,6 +61,9 @@ struct PersistenceContractTests {
         var reads = ReadSet()
         _ = restored.snapshot().document(1, in: "items", reads: &reads)
         #expect(reads.revision == 2, "field revisions are kept, so cursors stay valid")
+        let undeclared = try Store(restoring: loaded, declarations: [], journal: storage)
+        #expect(undeclared.image() == expected, "stored collections are served even when no longer declared")
+        #expect(undeclared.snapshot().options(of: "items") == DocumentCollection.Options(), "with default options")
     }
 
     @Test("a revision that does not follow the stored one is refused and changes nothing", arguments: kinds)
