@@ -99,6 +99,12 @@ struct LikePattern: Sendable {
         pieces = text.split(separator: "*", omittingEmptySubsequences: false).map { Array($0.utf8) }
     }
 
+    /// Whether `text` (lowercased) contains `piece` (lowercased), comparing scalars, as
+    /// `q` searches.
+    static func contains(_ piece: [UInt8], in text: String) -> Bool {
+        find(piece, in: Array(text.lowercased().utf8), from: 0) != nil
+    }
+
     func matches(_ text: String) -> Bool {
         let subject = Array(text.lowercased().utf8)
         var start = 0

@@ -66,10 +66,11 @@ extension ListQuery {
         return false
     }
 
-    /// Whether any string in `value`, at any depth, contains `text` (lowercased) ignoring case.
-    private static func contains(_ text: String, _ value: JSONValue?) -> Bool {
+    /// Whether any string in `value`, at any depth, contains `text` (lowercased UTF-8)
+    /// ignoring case, by Unicode scalars as `_like` compares.
+    private static func contains(_ text: [UInt8], _ value: JSONValue?) -> Bool {
         switch value {
-        case .string(let string)?: text.isEmpty || string.lowercased().contains(text)
+        case .string(let string)?: LikePattern.contains(text, in: string)
         case .array(let items)?: items.contains { contains(text, $0) }
         case .object(let object)?: object.contains { contains(text, $0.value) }
         default: false

@@ -28,8 +28,8 @@ public struct ListQuery: Sendable {
     public let collection: String
     /// All must hold.
     public let filters: [Filter]
-    /// `q`, lowercased.
-    public let search: String?
+    /// `q`, lowercased, as UTF-8.
+    public let search: [UInt8]?
     /// The order: `sort`/`order`, or else the collection's declared sort; then by id.
     public let sort: [SortKey]
     public let paging: Paging
@@ -64,7 +64,7 @@ public struct ListQuery: Sendable {
         }
         self.collection = collection
         self.filters = filters
-        self.search = firsts["q"].map { $0.lowercased() }
+        self.search = firsts["q"].map { Array($0.lowercased().utf8) }
         self.sort = try Self.sortKeys(firsts["sort"], firsts["order"], options, collection, snapshot)
         self.envelope = options.pageEnvelope
         self.paging = try Self.paging(firsts, options: options, sort: sort)
@@ -72,28 +72,36 @@ public struct ListQuery: Sendable {
             fields: firsts["fields"], expand: firsts["expand"], collection: collection, options: options)
     }
 
-    /// The field path and operator a filter parameter names. A name that is itself a
-    /// field (or a path into one) is a field, even if it ends like an operator.
+    /// The field path and operator a filter parameter names.
+    ///
+    /// A top-level name that is a field is that field, even if it ends like an operator
+    /// (`min_budget`). In a dotted name only the top-level field is known to exist, so a
+    /// known operator suffix (`address.city_ne`) is an operator and anything else is part
+    /// of the path.
     private static func filterTarget(
         _ name: String,
         _ collection: String,
         _ snapshot: StoreSnapshot
     ) throws(QueryError) -> (FieldPath, Filter.Operator) {
         let path = FieldPath(name)
-        if snapshot.hasField(path.field, in: collection) { return (path, .equal) }
-        if let underscore = name.lastIndex(of: "_") {
-            let base = FieldPath(String(name[..<underscore]))
-            let suffix = String(name[name.index(after: underscore)...])
-            if snapshot.hasField(base.field, in: collection), !suffix.contains(".") {
-                guard let op = Filter.Operator(rawValue: suffix), op != .equal else {
-                    throw QueryError(
-                        name,
-                        "'_\(suffix.prefix(32))' is not an operator; use _ne, _gt, _gte, _lt, _lte or _like.")
-                }
-                return (base, op)
-            }
+        let split = name.lastIndex(of: "_").map {
+            (base: String(name[..<$0]), suffix: String(name[name.index(after: $0)...]))
         }
-        throw QueryError(name, "\(collection) has no field '\(path.field.prefix(64))' to filter on.")
+        let op = split.flatMap { $0.suffix.contains(".") ? nil : Filter.Operator(rawValue: $0.suffix) }.flatMap {
+            $0 == .equal ? nil : $0
+        }
+        if !path.rest.isEmpty, snapshot.hasField(path.field, in: collection) {
+            if let split, let op { return (FieldPath(split.base), op) }
+            return (path, .equal)
+        }
+        if path.rest.isEmpty, snapshot.hasField(path.field, in: collection) { return (path, .equal) }
+        guard let split, !split.suffix.contains("."), path.rest.isEmpty, snapshot.hasField(split.base, in: collection)
+        else { throw QueryError(name, "\(collection) has no field '\(path.field.prefix(64))' to filter on.") }
+        guard let op else {
+            throw QueryError(
+                name, "'_\(split.suffix.prefix(32))' is not an operator; use _ne, _gt, _gte, _lt, _lte or _like.")
+        }
+        return (FieldPath(field: split.base), op)
     }
 
     /// `sort=a,-b` with `order=asc,desc`, or the declared sort.

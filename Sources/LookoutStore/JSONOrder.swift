@@ -14,10 +14,9 @@ public enum JSONOrder {
         switch (lhs, rhs) {
         case (.bool(let a)?, .bool(let b)?): return order(a ? 1 : 0, b ? 1 : 0)
         case (.string(let a)?, .string(let b)?):
-            return a == b
-                ? .orderedSame
-                : (a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars)
-                    ? .orderedAscending : .orderedDescending)
+            // By scalars throughout: String's == would call canonically equivalent texts equal.
+            if a.unicodeScalars.elementsEqual(b.unicodeScalars) { return .orderedSame }
+            return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? .orderedAscending : .orderedDescending
         case (let a?, let b?):
             if let x = number(a), let y = number(b) { return order(x, y) }
             return .orderedSame

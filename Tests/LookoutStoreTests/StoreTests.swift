@@ -79,6 +79,9 @@ struct StoreTests {
         let patch = try store.apply(.patch(collection: "items", id: 1, patch: ["title": "t1"]))
         #expect(patch.changed.isEmpty)
         #expect(store.snapshot().revision == 1)
+        try store.apply(.patch(collection: "items", id: 1, patch: ["title": "caf\u{E9}"]))
+        let decomposed = try store.apply(.patch(collection: "items", id: 1, patch: ["title": "cafe\u{301}"]))
+        #expect(decomposed.changed.map(\.description) == ["items/1.title"], "other scalars are another value")
     }
 
     @Test("merge patch: set, remove with null, merge nested objects; the id cannot change")
