@@ -13,8 +13,7 @@ import LookoutStore
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
-    let feeds = SeedFeeds()
-    /// Rendered plain lists (no `fields` or `expand`), by collection.
+    /// Rendered lists, by collection and query.
     let rendered = RenderCache<String>()
 
     func register(in router: inout Router) {
@@ -26,39 +25,61 @@ struct CollectionRoutes: Sendable {
         router.add("DELETE", "/v1/{collection}/{id}", .deferred(delete))
     }
 
+    /// `GET /v1/{collection}` with filters, search, sort, paging and projection
+    /// (``ListQuery``), answered with `X-Total-Count` and, when paged, `Link`.
     func list(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let collection = context.pathParameters["collection"] ?? ""
-        if context.query["fields"] == nil, context.query["expand"] == nil {
-            // The common case, the seed app's lists among it: one rendering per revision.
-            let view = rendered.view(for: collection, at: snapshot) { reads in
-                feeds.list(collection, in: snapshot, reads: &reads).map { (JSONWriter.encode($0), keep: true) }
-            }
-            guard let view else { throw APIError.notFound }
-            return view
+        // Every client asking the same query at the same revision shares one rendering;
+        // the long-poll's own parameters do not change what is rendered.
+        let key = collection + "?" + context.query.encoded(excluding: ["wait", "since"])
+        return try rendered.view(for: key, at: snapshot) { snapshot in
+            try renderList(collection, context.query, snapshot)
         }
-        var reads = ReadSet()
-        guard let ids = snapshot.orderedIDs(in: collection, reads: &reads) else { throw APIError.notFound }
-        let expand = try expansions(context, collection, snapshot)
-        let fields = projection(context, including: expand)
-        let documents = ids.compactMap { id in
-            snapshot.document(id, in: collection, fields: fields, reads: &reads).map {
-                snapshot.expanding($0, of: collection, expand, reads: &reads)
-            }
-        }
-        return RenderedView(
-            body: JSONWriter.encode(.array(documents.map(JSONValue.object))), reads: reads, revision: snapshot.revision)
     }
 
+    private func renderList(_ collection: String, _ parameters: QueryParameters, _ snapshot: StoreSnapshot) throws
+        -> RenderedView
+    {
+        let parsed: ListQuery?
+        do {
+            parsed = try ListQuery(collection: collection, parameters: parameters.pairs, in: snapshot)
+        } catch {
+            throw APIError.invalidParameter(error.parameter, error.message)
+        }
+        guard let query = parsed else { throw APIError.notFound }
+        var reads = ReadSet()
+        let result = query.evaluate(in: snapshot, reads: &reads)
+        let items = JSONValue.array(result.documents.map(JSONValue.object))
+        var body = items
+        if let key = query.envelope, case .page(let page, _) = result.window {
+            body = .object(
+                JSONObject([("page", .int(page.number)), ("has_next_page", .bool(page.hasNextPage)), (key, items)]))
+        }
+        var headers = [("X-Total-Count", String(result.total))]
+        let links = PageLinks(path: "/v1/\(collection)", keeping: parameters.encoded(excluding: ListQuery.linkOmitted))
+        if let link = links.header(for: result.window) {
+            headers.append(("Link", link))
+        }
+        return RenderedView(body: JSONWriter.encode(body), headers: headers, reads: reads, revision: snapshot.revision)
+    }
+
+    /// `GET /v1/{collection}/{id}` with `fields=` and `expand=`.
     func document(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let (collection, id) = try target(context)
+        guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
+        let projection: Projection
+        do {
+            projection = try Projection(
+                fields: context.query["fields"], expand: context.query["expand"], collection: collection,
+                options: options)
+        } catch {
+            throw APIError.invalidParameter(error.parameter, error.message)
+        }
         var reads = ReadSet()
-        let expand = try expansions(context, collection, snapshot)
-        let fields = projection(context, including: expand)
-        guard let document = snapshot.document(id, in: collection, fields: fields, reads: &reads) else {
+        guard let document = projection.read(id, in: collection, from: snapshot, reads: &reads) else {
             throw APIError.notFound
         }
-        let expanded = snapshot.expanding(document, of: collection, expand, reads: &reads)
-        return RenderedView(body: JSONWriter.encode(.object(expanded)), reads: reads, revision: snapshot.revision)
+        return RenderedView(body: JSONWriter.encode(.object(document)), reads: reads, revision: snapshot.revision)
     }
 
     func create(_ context: RequestContext) async throws -> HTTPResponse {
@@ -132,32 +153,6 @@ struct CollectionRoutes: Sendable {
             let id = Int(text)
         else { throw APIError.notFound }
         return (collection, id)
-    }
-
-    /// `expand=a,b`: reference fields to resolve; each must be declared in the data file.
-    private func expansions(_ context: RequestContext, _ collection: String, _ snapshot: StoreSnapshot) throws
-        -> [String]
-    {
-        guard let text = context.query["expand"] else { return [] }
-        let references = snapshot.options(of: collection)?.references ?? [:]
-        return try text.split(separator: ",").map { part in
-            let field = String(part.trimmingSpaces())
-            guard references[field] != nil else {
-                throw APIError.invalidParameter(
-                    "expand",
-                    "'\(field.prefix(64))' is not a reference of \(collection) (declared: \(references.keys.sorted().joined(separator: ", ")))."
-                )
-            }
-            return field
-        }
-    }
-
-    /// `fields=a,b`: the fields to read and return (`id` always comes along, and so do
-    /// the references being expanded).
-    private func projection(_ context: RequestContext, including expand: [String]) -> [String]? {
-        guard let text = context.query["fields"] else { return nil }
-        let fields = text.split(separator: ",").map { String($0.trimmingSpaces()) }
-        return fields + expand.filter { !fields.contains($0) }
     }
 
     /// The body as a JSON object; `application/merge-patch+json` is accepted too.

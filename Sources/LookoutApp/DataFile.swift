@@ -49,39 +49,7 @@ struct DataFile {
             guard case .object(let declaration) = entry, let name = declaration["name"]?.stringValue else {
                 throw StartupError("collections[\(index)] needs a string \"name\"")
             }
-            var options = DocumentCollection.Options()
-            if let sort = declaration["sort"] {
-                options.sort = try Self.array(sort, "\(name).sort").map { field in
-                    guard let field = field.stringValue else {
-                        throw StartupError("\(name).sort must list field names")
-                    }
-                    return field
-                }
-            }
-            if let ignored = declaration["ignored"] {
-                options.ignored = Set(
-                    try Self.array(ignored, "\(name).ignored").map { field in
-                        guard let field = field.stringValue else {
-                            throw StartupError("\(name).ignored must list field names")
-                        }
-                        return field
-                    })
-            }
-            if let references = declaration["references"] {
-                guard let object = references.objectValue else {
-                    throw StartupError("\(name).references must map field names to collection names")
-                }
-                for member in object {
-                    guard let target = member.value.stringValue else {
-                        throw StartupError("\(name).references.\(member.key) must be a collection name")
-                    }
-                    options.references[member.key] = target
-                }
-            }
-            if let pageSize = declaration["page_size"] {
-                guard let size = pageSize.intValue else { throw StartupError("\(name).page_size must be an integer") }
-                options.pageSize = size
-            }
+            let options = try Self.options(declaration, name)
             let documents = try Self.array(declaration["documents"] ?? [], "\(name).documents")
             collections.append(try DocumentCollection(name: name, options: options, documents: documents))
         }
@@ -102,6 +70,49 @@ struct DataFile {
         }
         self.collections = collections
         self.users = users
+    }
+
+    /// A collection's declared options: `sort`, `page_size`, `ignored`, `references`
+    /// and `page_envelope`.
+    private static func options(_ declaration: JSONObject, _ name: String) throws -> DocumentCollection.Options {
+        var options = DocumentCollection.Options()
+        if let sort = declaration["sort"] {
+            options.sort = try strings(sort, "\(name).sort").map(SortKey.init(parsing:))
+        }
+        if let ignored = declaration["ignored"] {
+            options.ignored = Set(try strings(ignored, "\(name).ignored"))
+        }
+        if let references = declaration["references"] {
+            guard let object = references.objectValue else {
+                throw StartupError("\(name).references must map field names to collection names")
+            }
+            for member in object {
+                guard let target = member.value.stringValue else {
+                    throw StartupError("\(name).references.\(member.key) must be a collection name")
+                }
+                options.references[member.key] = target
+            }
+        }
+        if let pageSize = declaration["page_size"] {
+            guard let size = pageSize.intValue else { throw StartupError("\(name).page_size must be an integer") }
+            options.pageSize = size
+        }
+        if let envelope = declaration["page_envelope"] {
+            guard let key = envelope.stringValue, !key.isEmpty, key != "page", key != "has_next_page" else {
+                throw StartupError("\(name).page_envelope must name the key that holds a page's items")
+            }
+            options.pageEnvelope = key
+        }
+        return options
+    }
+
+    private static func strings(_ value: JSONValue, _ name: String) throws -> [String] {
+        try array(value, name).map { item in
+            guard let text = item.stringValue, !text.isEmpty else {
+                throw StartupError("\(name) must list field names")
+            }
+            return text
+        }
     }
 
     private static func array(_ value: JSONValue, _ name: String) throws -> [JSONValue] {

@@ -24,7 +24,9 @@ extension HTTPResponse {
         if tag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
             return notModified(tag, requestID: context.requestID)
         }
-        return json(body: view.body, tag: tag, requestID: context.requestID)
+        var response = json(body: view.body, tag: tag, requestID: context.requestID)
+        for (name, value) in view.headers { response.headers.add(name, value) }
+        return response
     }
 
     /// 304 with the unchanged cursor.

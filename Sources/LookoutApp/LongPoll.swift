@@ -7,10 +7,11 @@ import Synchronization
 ///
 /// - No cursor, a cursor from another epoch, or a read set changed after the cursor:
 ///   answered at once, 200.
-/// - Otherwise held, without a thread: when something it read changes, rendered again
-///   and answered 200 with `Lookout-Changed` naming what changed; at the deadline (plus
-///   up to wait/16 of jitter, so a crowd does not return at once) answered 304 with the
-///   same `ETag`.
+/// - Otherwise held, without a thread (``HeldPoll``): when something it read changes,
+///   rendered again and answered 200 with `Lookout-Changed` naming what changed — unless
+///   the new rendering is what the client already has, in which case it stays held; at
+///   the deadline (plus up to wait/16 of jitter, so a crowd does not return at once)
+///   answered 304 with the current `ETag`.
 /// - Without `wait`, `If-None-Match` naming the current cursor gives 304.
 struct LongPoll: Sendable {
     /// The header naming the keys whose change woke a held request.
@@ -50,49 +51,12 @@ struct LongPoll: Sendable {
         else {
             return .response(finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
         }
-        let tag = EntityTag(epoch: snapshot.epoch, revision: view.reads.revision)
-        let notModified = { @Sendable in finish(.success(.notModified(tag, requestID: context.requestID))) }
-        let fresh = { @Sendable (changed: [String]) in
-            let latest = store.snapshot()
-            return finish(
-                Result {
-                    let view = try render(latest)
-                    var response = HTTPResponse.json(
-                        body: view.body, tag: EntityTag(epoch: latest.epoch, revision: view.reads.revision),
-                        requestID: context.requestID)
-                    response.headers.add(Self.changedHeader, changed.joined(separator: ", "))
-                    return response
-                })
-        }
+        let poll = HeldPoll(
+            store: store, deadlines: deadlines, view: view, epoch: snapshot.epoch, render: render,
+            answer: { result in finish(result.map { $0.response(requestID: context.requestID) }) })
         return .suspend(
-            onShutdown: notModified,
-            hold: { [store, deadlines] held in
-                // The deadline is scheduled before the wait is registered, so that a wake
-                // can always cancel it; the action checks it still owns the poll.
-                let waiter = Mutex<FieldRegistrar.WaiterID?>(nil)
-                let jitter = Double.random(in: 0...(wait / 16))
-                let deadline = deadlines.schedule(after: .seconds(wait + jitter)) {
-                    // Cancelled here means not woken: nothing it read has changed.
-                    if let id = waiter.withLock({ $0 }), store.cancel(id) {
-                        held.respond(notModified())
-                    }
-                }
-                let registration = store.wait(for: view.reads, after: view.reads.revision) { change in
-                    deadlines.cancel(deadline)
-                    held.respond(fresh(change.changed))
-                }
-                switch registration {
-                case .alreadyChanged(let keys, _):
-                    deadlines.cancel(deadline)
-                    held.respond(fresh(store.names(of: keys)))
-                case .waiting(let id):
-                    waiter.withLock { $0 = id }
-                    // A deadline that fired before the id was stored found nothing to cancel.
-                    if !deadlines.isPending(deadline), store.cancel(id) {
-                        held.respond(notModified())
-                    }
-                }
-            })
+            onShutdown: { finish(.success(poll.notModified(requestID: context.requestID))) },
+            hold: { held in poll.hold(held, for: wait) })
     }
 
     /// `?wait=SECONDS`, capped; nil when absent or 0.

@@ -3,13 +3,22 @@
 /// `+` means a space and `%XX` a byte, as browsers and curl encode them; a malformed
 /// escape is kept literally rather than refused.
 struct QueryParameters: Sendable {
-    private let pairs: [(name: String, value: String)]
+    /// Decoded, in order.
+    let pairs: [(name: String, value: String)]
+    /// Each `name=value` item as sent, still encoded; `pairs[i]` is `items[i]` decoded.
+    let items: [Substring]
 
     init(_ query: Substring) {
-        pairs = query.split(separator: "&").map { item in
+        items = query.split(separator: "&")
+        pairs = items.map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (Self.decode(parts[0]), parts.count > 1 ? Self.decode(parts[1]) : "")
         }
+    }
+
+    /// The items as sent whose names are not in `excluded`, joined by `&`.
+    func encoded(excluding excluded: Set<String>) -> String {
+        zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
     }
 
     /// The first value given for `name`.

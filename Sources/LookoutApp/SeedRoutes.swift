@@ -4,20 +4,17 @@ import LookoutHTTP
 import LookoutJSON
 import LookoutStore
 
-/// The seed iOS app's endpoints that are its own (contract/seed-app.md): login, verify
-/// and the paged information feed, plus the placeholder images its demo thumbnails point
-/// at. Its three lists are plain collection lists (``CollectionRoutes``).
+/// The seed iOS app's endpoints that are its own (contract/seed-app.md): login and
+/// verify, plus the placeholder images its demo thumbnails point at. Its four feeds are
+/// collections declared in the data file (``CollectionRoutes``): `info_feed` with a page
+/// envelope, `category_feeds` sorted by rank.
 struct SeedRoutes: Sendable {
-    let feeds = SeedFeeds()
     let users: UserDirectory
     let tokens: TokenService
-    /// Rendered information pages, by page number.
-    let rendered = RenderCache<Int>()
 
     func register(in router: inout Router) {
         router.add("POST", "/v1/auth/login", .deferred(login))
         router.add("POST", "/v1/auth/verify", .deferred(verify))
-        router.add("GET", "/v1/info_feed", .view(informationPage))
         router.add("GET", "/images/{name}", .immediate(image))
     }
 
@@ -45,24 +42,6 @@ struct SeedRoutes: Sendable {
         let token = try BearerToken.parse(context.request.headers["Authorization"])
         _ = try await tokens.verify(token)
         return noStore(.json(["token": .string(token)], requestID: context.requestID))
-    }
-
-    /// `GET /v1/info_feed?page=N`, pages from 1; a missing or non-integer page is 400.
-    func informationPage(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
-        guard let text = context.query["page"] else {
-            throw APIError.invalidParameter("page", "required; pages start at 1.")
-        }
-        guard let number = Int(text), number >= 1 else {
-            throw APIError.invalidParameter("page", "must be an integer of at least 1, not '\(text.prefix(32))'.")
-        }
-        let view = rendered.view(for: number, at: snapshot) { reads in
-            feeds.informationPage(number, in: snapshot, reads: &reads).map { page in
-                // Only pages that hold items are kept: page numbers past the end are unbounded.
-                (JSONWriter.encode(page), keep: page["information"]?.arrayValue?.isEmpty == false)
-            }
-        }
-        guard let view else { throw APIError.notFound }
-        return view
     }
 
     /// `GET /images/<name>.png`: a generated placeholder, so demo thumbnails resolve.

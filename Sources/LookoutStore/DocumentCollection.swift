@@ -5,26 +5,35 @@ import LookoutJSON
 public struct DocumentCollection: Sendable {
     /// How a collection is declared in a data file.
     public struct Options: Sendable, Equatable {
-        /// Fields to sort by when a list is asked for without `sort`, ascending.
-        public var sort: [String]
-        /// Page size for page-number paging.
+        /// The order of a list asked for without `sort` (then by id).
+        public var sort: [SortKey]
+        /// The largest page a list may be read in.
+        public static let maxPageSize = 1000
+
+        /// Page size for page-number and cursor paging, unless the request gives one.
         public var pageSize: Int
         /// Fields whose writes never wake anyone (Observation's `@ObservationIgnored`).
         public var ignored: Set<String>
         /// Fields holding the id of a document in another collection, by field name:
         /// `{"category_id": "category_feeds"}`. They can be expanded on read.
         public var references: [String: String]
+        /// When set, a list is read a page at a time and answered as
+        /// `{"page": N, "has_next_page": bool, "<pageEnvelope>": [...]}`, the seed app's
+        /// information feed shape.
+        public var pageEnvelope: String?
 
         public init(
-            sort: [String] = [],
+            sort: [SortKey] = [],
             pageSize: Int = 10,
             ignored: Set<String> = [],
-            references: [String: String] = [:]
+            references: [String: String] = [:],
+            pageEnvelope: String? = nil
         ) {
             self.sort = sort
             self.pageSize = pageSize
             self.ignored = ignored
             self.references = references
+            self.pageEnvelope = pageEnvelope
         }
     }
 
@@ -37,8 +46,8 @@ public struct DocumentCollection: Sendable {
     /// - Throws: ``StoreError`` for a document that is not an object with a unique integer `id`.
     public init(name: String, options: Options = Options(), documents: [JSONValue]) throws(StoreError) {
         guard Self.isValidName(name) else { throw .invalidCollectionName(name) }
-        guard options.pageSize >= 1 else {
-            throw .invalidOptions(collection: name, reason: "page_size must be at least 1")
+        guard (1...Options.maxPageSize).contains(options.pageSize) else {
+            throw .invalidOptions(collection: name, reason: "page_size must be from 1 to \(Options.maxPageSize)")
         }
         var seen = Set<Int>()
         var objects: [JSONObject] = []

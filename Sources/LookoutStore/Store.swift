@@ -31,16 +31,8 @@ public final class Store: Sendable {
         var states: [String: CollectionState] = [:]
         let revision: UInt64 = collections.isEmpty ? 0 : 1
         for collection in collections {
-            var documents: [Int: StoredDocument] = [:]
-            var ids: [Int] = []
-            for document in collection.documents {
-                let id = document["id"]!.intValue!
-                ids.append(id)
-                documents[id] = StoredDocument(fields: document, revisions: [:], created: revision)
-            }
             let state = CollectionState(
-                options: collection.options, ids: ids, documents: DocumentTable(documents),
-                membershipRevision: revision)
+                options: collection.options, documents: collection.documents, revision: revision)
             guard states.updateValue(state, forKey: collection.name) == nil else {
                 throw .duplicateCollection(collection.name)
             }

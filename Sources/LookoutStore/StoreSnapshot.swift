@@ -25,35 +25,57 @@ public final class StoreSnapshot: Sendable {
         collections[collection]?.options
     }
 
-    /// The ids of `collection` in its declared order: by its sort fields, then by id.
-    ///
-    /// Records the membership, and the sort fields of every document, since the order
-    /// depends on them.
-    public func orderedIDs(in collection: String, reads: inout ReadSet) -> [Int]? {
+    /// Whether some document of `collection` has the top-level field `name` (`id` always
+    /// exists). Not a tracked read: it decides whether a query is valid, not its answer.
+    public func hasField(_ name: String, in collection: String) -> Bool {
+        name == "id" || collections[collection]?.fieldCounts[name] != nil
+    }
+
+    /// The ids of `collection` in insertion order; records the membership.
+    public func ids(in collection: String, reads: inout ReadSet) -> [Int]? {
         guard let state = collections[collection] else { return nil }
         reads.record(.membership(collection: collection), revision: state.membershipRevision)
-        let sort = state.options.sort
-        guard !sort.isEmpty else { return state.ids }
-        for id in state.ids {
-            let document = state.documents[id]!
-            for field in sort where field != "id" {
-                reads.record(
-                    .field(collection: collection, id: id, name: field),
-                    revision: document.revisions[field] ?? document.created)
-            }
+        return state.ids
+    }
+
+    /// The value at `path` in document `id`; records the path's top-level field (its
+    /// appearance is a change too, so a missing field is recorded as well).
+    /// - Precondition: the document exists (its id came from this snapshot).
+    public func value(at path: FieldPath, of id: Int, in collection: String, reads: inout ReadSet) -> JSONValue? {
+        let document = collections[collection]!.documents[id]!
+        reads.record(
+            .field(collection: collection, id: id, name: path.field), revision: document.revision(of: path.field))
+        return path.value(below: document.fields[path.field])
+    }
+
+    /// The names of document `id`'s fields, `id` first; records them as a set, so a field
+    /// added or removed later is a change.
+    /// - Precondition: the document exists (its id came from this snapshot).
+    public func fieldNames(of id: Int, in collection: String, reads: inout ReadSet) -> [String] {
+        let document = collections[collection]!.documents[id]!
+        reads.record(.fieldNames(collection: collection, id: id), revision: document.fieldNamesRevision)
+        return document.fields.keys
+    }
+
+    /// `ids` of `collection` ordered by `keys`, then by id, each with its sort values;
+    /// records each document's sort fields, since the order depends on them.
+    public func sortedRows(_ ids: [Int], in collection: String, by keys: [SortKey], reads: inout ReadSet)
+        -> [(values: [JSONValue?], id: Int)]
+    {
+        guard !keys.isEmpty else { return ids.sorted().map { (values: [], id: $0) } }
+        let rows = ids.map { id in
+            (values: keys.map { value(at: $0.path, of: id, in: collection, reads: &reads) }, id: id)
         }
-        return state.ids.sorted { lhs, rhs in
-            let left = state.documents[lhs]!.fields
-            let right = state.documents[rhs]!.fields
-            for field in sort {
-                switch JSONOrder.compare(left[field], right[field]) {
-                case .orderedAscending: return true
-                case .orderedDescending: return false
-                case .orderedSame: continue
-                }
-            }
-            return lhs < rhs
+        return rows.sorted { SortKey.compare($0, $1, by: keys) == .orderedAscending }
+    }
+
+    /// The ids of `collection` in its declared order: by its sort keys, then by id.
+    /// Records the membership and every document's sort fields.
+    public func orderedIDs(in collection: String, reads: inout ReadSet) -> [Int]? {
+        guard let sort = collections[collection]?.options.sort, let ids = ids(in: collection, reads: &reads) else {
+            return nil
         }
+        return sortedRows(ids, in: collection, by: sort, reads: &reads).map(\.id)
     }
 
     /// The document `id` of `collection`, or only its `fields` (and `id`) when given.
@@ -68,10 +90,11 @@ public final class StoreSnapshot: Sendable {
             return nil
         }
         guard let fields else {
+            reads.record(.fieldNames(collection: collection, id: id), revision: document.fieldNamesRevision)
             for member in document.fields where member.key != "id" {
                 reads.record(
                     .field(collection: collection, id: id, name: member.key),
-                    revision: document.revisions[member.key] ?? document.created)
+                    revision: document.revision(of: member.key))
             }
             return document.fields
         }
@@ -79,9 +102,7 @@ public final class StoreSnapshot: Sendable {
         projected["id"] = .int(id)
         for name in fields where name != "id" {
             // A field that does not exist yet is read too: its appearance is a change.
-            reads.record(
-                .field(collection: collection, id: id, name: name),
-                revision: document.revisions[name] ?? document.created)
+            reads.record(.field(collection: collection, id: id, name: name), revision: document.revision(of: name))
             if let value = document.fields[name] {
                 projected[name] = value
             }

@@ -7,10 +7,24 @@ struct StoredDocument: Sendable {
     var revisions: [String: UInt64]
     /// When the document was created.
     var created: UInt64
+    /// When a field that is not ignored was last added or removed.
+    var fieldNamesRevision: UInt64
+
+    init(fields: JSONObject, created: UInt64) {
+        self.fields = fields
+        self.revisions = [:]
+        self.created = created
+        self.fieldNamesRevision = created
+    }
 
     /// The highest revision of the document: its version for `If-Match`.
     var revision: UInt64 {
-        revisions.values.reduce(created, max)
+        revisions.values.reduce(max(created, fieldNamesRevision), max)
+    }
+
+    /// The revision that last changed field `name` (its creation if never written since).
+    func revision(of name: String) -> UInt64 {
+        revisions[name] ?? created
     }
 }
 
@@ -21,4 +35,34 @@ struct CollectionState: Sendable {
     var ids: [Int]
     var documents: DocumentTable
     var membershipRevision: UInt64
+    /// How many documents have each field: a query may only name fields that exist.
+    var fieldCounts: [String: Int]
+
+    init(options: DocumentCollection.Options, documents: [JSONObject], revision: UInt64) {
+        self.options = options
+        var table: [Int: StoredDocument] = [:]
+        var ids: [Int] = []
+        var counts: [String: Int] = [:]
+        for document in documents {
+            let id = document["id"]!.intValue!
+            ids.append(id)
+            table[id] = StoredDocument(fields: document, created: revision)
+            for member in document { counts[member.key, default: 0] += 1 }
+        }
+        self.ids = ids
+        self.documents = DocumentTable(table)
+        self.membershipRevision = revision
+        self.fieldCounts = counts
+    }
+
+    /// Counts `old`'s fields out and `new`'s in.
+    mutating func countFields(removing old: JSONObject?, adding new: JSONObject?) {
+        for member in old ?? JSONObject() where new?[member.key] == nil {
+            let count = fieldCounts[member.key, default: 1] - 1
+            fieldCounts[member.key] = count > 0 ? count : nil
+        }
+        for member in new ?? JSONObject() where old?[member.key] == nil {
+            fieldCounts[member.key, default: 0] += 1
+        }
+    }
 }

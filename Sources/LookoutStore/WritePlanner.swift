@@ -40,9 +40,11 @@ struct WritePlanner {
             }
             let fields = Self.withID(id, body)
             state.ids.append(id)
-            state.documents[id] = StoredDocument(fields: fields, revisions: [:], created: revision)
+            state.documents[id] = StoredDocument(fields: fields, created: revision)
+            state.countFields(removing: nil, adding: fields)
             state.membershipRevision = revision
             changed.append(.membership(collection: name))
+            changed.append(.fieldNames(collection: name, id: id))
             changed += fields.keys.filter { $0 != "id" }.map { .field(collection: name, id: id, name: $0) }
             plan = Plan(id: id, document: fields, changed: changed)
 
@@ -50,10 +52,7 @@ struct WritePlanner {
             let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
             try checkID(body["id"], matches: id)
             let fields = Self.withID(id, body)
-            changed = Self.changedFields(from: old.fields, to: fields).map {
-                .field(collection: name, id: id, name: $0)
-            }
-            state.documents[id] = Self.updated(old, to: fields, changed: changed, at: revision)
+            changed = Self.update(&state, name, id, from: old, to: fields, at: revision)
             plan = Plan(id: id, document: fields, changed: changed)
 
         case .patch(_, let id, let patch):
@@ -61,18 +60,17 @@ struct WritePlanner {
             try checkID(patch["id"], matches: id)
             let merged = MergePatch.apply(.object(patch), to: .object(old.fields)).objectValue ?? JSONObject()
             let fields = Self.withID(id, merged)
-            changed = Self.changedFields(from: old.fields, to: fields).map {
-                .field(collection: name, id: id, name: $0)
-            }
-            state.documents[id] = Self.updated(old, to: fields, changed: changed, at: revision)
+            changed = Self.update(&state, name, id, from: old, to: fields, at: revision)
             plan = Plan(id: id, document: fields, changed: changed)
 
         case .delete(_, let id):
             let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
             state.ids.removeAll { $0 == id }
             state.documents[id] = nil
+            state.countFields(removing: old.fields, adding: nil)
             state.membershipRevision = revision
             changed.append(.membership(collection: name))
+            changed.append(.fieldNames(collection: name, id: id))
             changed += old.fields.keys.filter { $0 != "id" }.map { .field(collection: name, id: id, name: $0) }
             plan = Plan(id: id, document: nil, changed: changed)
         }
@@ -123,17 +121,36 @@ struct WritePlanner {
         return names
     }
 
-    private static func updated(
-        _ old: StoredDocument,
+    /// Stores `fields` as the new content of document `id` and returns the keys that
+    /// changed: the fields whose values differ and, when a field that is not ignored was
+    /// added or removed, the document's field names.
+    private static func update(
+        _ state: inout CollectionState,
+        _ name: String,
+        _ id: Int,
+        from old: StoredDocument,
         to fields: JSONObject,
-        changed: [StoreKey],
         at revision: UInt64
-    ) -> StoredDocument {
+    ) -> [StoreKey] {
+        let names = changedFields(from: old.fields, to: fields)
+        guard !names.isEmpty else { return [] }
         var document = old
         document.fields = fields
-        for case .field(_, _, let name) in changed {
-            document.revisions[name] = revision
+        var changed: [StoreKey] = []
+        var reshaped = false
+        for field in names {
+            document.revisions[field] = revision
+            changed.append(.field(collection: name, id: id, name: field))
+            if (old.fields[field] == nil) != (fields[field] == nil), !state.options.ignored.contains(field) {
+                reshaped = true
+            }
         }
-        return document
+        if reshaped {
+            document.fieldNamesRevision = revision
+            changed.append(.fieldNames(collection: name, id: id))
+        }
+        state.countFields(removing: old.fields, adding: fields)
+        state.documents[id] = document
+        return changed
     }
 }

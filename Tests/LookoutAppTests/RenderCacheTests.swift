@@ -6,42 +6,59 @@ import Testing
 
 @Suite("Render cache")
 struct RenderCacheTests {
-    @Test("renders once per store revision what it keeps, every time what it does not, nothing for nil")
-    func keeping() throws {
+    func view(_ body: [UInt8], _ snapshot: StoreSnapshot) -> RenderedView {
+        RenderedView(body: body, reads: ReadSet(), revision: snapshot.revision)
+    }
+
+    @Test("renders once per store revision, and an older render never replaces a newer one")
+    func rendersOncePerRevision() throws {
         let store = try Store([try DocumentCollection(name: "things", documents: [["id": 1, "n": 1]])], epoch: "e")
         let cache = RenderCache<Int>()
         var renders = 0
         let first = store.snapshot()
         for _ in 0..<3 {
             #expect(
-                cache.view(for: 1, at: first) { _ in
-                    renders += 1; return ([1], keep: true)
-                }?.body == [1])
+                cache.view(for: 1, at: first) {
+                    renders += 1; return view([1], $0)
+                }.body == [1])
         }
         #expect(renders == 1)
         try store.apply(.patch(collection: "things", id: 1, patch: ["n": 2]))
         let second = store.snapshot()
         #expect(
-            cache.view(for: 1, at: second) { _ in
-                renders += 1; return ([2], keep: true)
-            }?.body == [2])
+            cache.view(for: 1, at: second) {
+                renders += 1; return view([2], $0)
+            }.body == [2])
         #expect(renders == 2, "a newer revision renders again")
         #expect(
-            cache.view(for: 1, at: first) { _ in
-                renders += 1; return ([1], keep: true)
-            }?.body == [1])
+            cache.view(for: 1, at: first) {
+                renders += 1; return view([1], $0)
+            }.body == [1])
         #expect(
-            cache.view(for: 1, at: second) { _ in
-                renders += 1; return ([9], keep: true)
-            }?.body == [2], "an older render does not replace a newer one")
-        for _ in 0..<3 {
-            #expect(
-                cache.view(for: 2, at: second) { _ in
-                    renders += 1; return ([2], keep: false)
-                }?.body == [2])
+            cache.view(for: 1, at: second) {
+                renders += 1; return view([9], $0)
+            }.body == [2],
+            "an older render does not replace a newer one")
+        struct Failure: Error {}
+        #expect(throws: Failure.self) { try cache.view(for: 5, at: second) { _ in throw Failure() } }
+        #expect(cache.count == 1, "a failed render keeps nothing")
+    }
+
+    @Test("a full cache evicts views of older revisions, and keeps nothing new while all are current")
+    func bounded() throws {
+        let store = try Store([try DocumentCollection(name: "things", documents: [["id": 1, "n": 1]])], epoch: "e")
+        let cache = RenderCache<Int>(capacity: 3)
+        let first = store.snapshot()
+        for key in 0..<5 { _ = cache.view(for: key, at: first) { view([UInt8(key)], $0) } }
+        #expect(cache.count == 3)
+        var renders = 0
+        _ = cache.view(for: 4, at: first) {
+            renders += 1; return view([4], $0)
         }
-        #expect(renders == 6)
-        #expect(cache.view(for: 3, at: second) { _ in nil } == nil)
+        #expect(renders == 1, "a key that found no room is rendered every time")
+        try store.apply(.patch(collection: "things", id: 1, patch: ["n": 2]))
+        _ = cache.view(for: 4, at: store.snapshot()) { view([4], $0) }
+        #expect(cache.count == 1, "the views of the older revision made room")
     }
 
     @Test("entity tags parse with and without quotes and W/, and If-None-Match lists match")

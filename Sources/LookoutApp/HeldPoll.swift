@@ -1,0 +1,139 @@
+import LookoutHTTP
+import LookoutStore
+import Synchronization
+
+/// One held long-poll: the view its client already has, its wait in the store, and its
+/// deadline.
+///
+/// A wake renders the view again. When the new rendering differs from the client's, the
+/// poll is answered 200 with it. When it is the same — a sort field changed without
+/// moving anything into the page, a filtered field changed without changing the match —
+/// the poll waits again on what the new rendering read, so the client is only woken for
+/// a change it can see. At the deadline it is answered 304 with the latest `ETag`.
+final class HeldPoll: Sendable {
+    /// What a held poll is answered with.
+    enum Answer: Sendable {
+        case fresh(RenderedView, epoch: String, changed: [String])
+        case notModified(EntityTag)
+
+        func response(requestID: String) -> HTTPResponse {
+            switch self {
+            case .notModified(let tag):
+                return .notModified(tag, requestID: requestID)
+            case .fresh(let view, let epoch, let changed):
+                var response = HTTPResponse.json(
+                    body: view.body, tag: EntityTag(epoch: epoch, revision: view.reads.revision), requestID: requestID)
+                for (name, value) in view.headers { response.headers.add(name, value) }
+                response.headers.add(LongPoll.changedHeader, changed.joined(separator: ", "))
+                return response
+            }
+        }
+    }
+
+    private struct State {
+        /// The rendering the client would see: the one it holds, or an equal later one.
+        var view: RenderedView
+        var waiter: FieldRegistrar.WaiterID?
+        /// Keys whose change woke it so far, in order, without repeats.
+        var changed: [String] = []
+    }
+
+    private let store: Store
+    private let deadlines: DeadlineTimer
+    private let epoch: String
+    private let render: @Sendable (StoreSnapshot) throws -> RenderedView
+    private let answer: @Sendable (Result<Answer, any Error>) -> HTTPResponse
+    private let state: Mutex<State>
+    private let deadline = Mutex<DeadlineTimer.Token?>(nil)
+
+    init(
+        store: Store,
+        deadlines: DeadlineTimer,
+        view: RenderedView,
+        epoch: String,
+        render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
+        answer: @escaping @Sendable (Result<Answer, any Error>) -> HTTPResponse
+    ) {
+        self.store = store
+        self.deadlines = deadlines
+        self.epoch = epoch
+        self.render = render
+        self.answer = answer
+        self.state = Mutex(State(view: view))
+    }
+
+    /// The 304 for the latest rendering, for the deadline and for shutdown.
+    func notModified(requestID: String) -> HTTPResponse {
+        Answer.notModified(tag).response(requestID: requestID)
+    }
+
+    private var tag: EntityTag {
+        EntityTag(epoch: epoch, revision: state.withLock { $0.view.reads.revision })
+    }
+
+    /// Holds the poll for `wait` seconds plus jitter.
+    func hold(_ held: SuspendedRequest, for wait: Double) {
+        // The deadline is scheduled before the wait is registered, so that a wake can
+        // always cancel it; the action checks it still owns the poll.
+        let jitter = Double.random(in: 0...(wait / 16))
+        let token = deadlines.schedule(after: .seconds(wait + jitter)) { [self] in
+            // Cancelled here means not woken: nothing it read has changed.
+            if let waiter = state.withLock({ $0.waiter }), store.cancel(waiter) {
+                held.respond(answer(.success(.notModified(tag))))
+            }
+        }
+        deadline.withLock { $0 = token }
+        register(held, reads: state.withLock { $0.view.reads })
+    }
+
+    /// Waits on `reads`; handles a change that already happened at once.
+    private func register(_ held: SuspendedRequest, reads: ReadSet) {
+        var reads = reads
+        while true {
+            let registration = store.wait(for: reads, after: reads.revision) { [self] change in
+                if let next = rerender(held, changed: change.changed) { register(held, reads: next) }
+            }
+            switch registration {
+            case .waiting(let waiter):
+                state.withLock { $0.waiter = waiter }
+                // A deadline that fired before the waiter was stored found nothing to cancel.
+                if let token = deadline.withLock({ $0 }), !deadlines.isPending(token), store.cancel(waiter) {
+                    held.respond(answer(.success(.notModified(tag))))
+                }
+                return
+            case .alreadyChanged(let keys, _):
+                guard let next = rerender(held, changed: store.names(of: keys)) else { return }
+                reads = next
+            }
+        }
+    }
+
+    /// Renders the view again after `changed`: answers the poll when the client would
+    /// see something new, else returns what the new rendering read, to wait on it.
+    private func rerender(_ held: SuspendedRequest, changed: [String]) -> ReadSet? {
+        let latest = store.snapshot()
+        let view: RenderedView
+        do {
+            view = try render(latest)
+        } catch {
+            finish(held, .failure(error))
+            return nil
+        }
+        let (same, names) = state.withLock { state in
+            for name in changed where !state.changed.contains(name) { state.changed.append(name) }
+            let same = view.hasSameContent(as: state.view) && !view.reads.keys.isEmpty
+            state.view = view
+            return (same, state.changed)
+        }
+        guard same else {
+            finish(held, .success(.fresh(view, epoch: latest.epoch, changed: names)))
+            return nil
+        }
+        return view.reads
+    }
+
+    private func finish(_ held: SuspendedRequest, _ result: Result<Answer, any Error>) {
+        if let token = deadline.withLock({ $0 }) { deadlines.cancel(token) }
+        held.respond(answer(result))
+    }
+}

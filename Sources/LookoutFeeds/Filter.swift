@@ -1,0 +1,139 @@
+import LookoutJSON
+import LookoutStore
+
+/// One filter of a list query: `field=value`, `field_gte=value`, ... over a field path.
+///
+/// A filter reads its text as the field's own type: a string field compares with the
+/// text as given, a number field with the text read as a JSON number, a boolean with
+/// `true`/`false`, a null with `null`. Text that cannot be read so, or a missing field,
+/// does not match (but does match `_ne`).
+public struct Filter: Sendable {
+    public enum Operator: String, Sendable, CaseIterable {
+        case equal = ""
+        case notEqual = "ne"
+        case greater = "gt"
+        case atLeast = "gte"
+        case less = "lt"
+        case atMost = "lte"
+        case like
+    }
+
+    public let path: FieldPath
+    public let op: Operator
+    /// The texts given, in order; repeating `=` or `_like` means any of them, any other
+    /// operator all of them.
+    public private(set) var values: [String]
+    private var patterns: [LikePattern]
+
+    init(path: FieldPath, op: Operator, value: String) {
+        self.path = path
+        self.op = op
+        self.values = [value]
+        self.patterns = op == .like ? [LikePattern(value)] : []
+    }
+
+    mutating func add(_ value: String) {
+        values.append(value)
+        if op == .like { patterns.append(LikePattern(value)) }
+    }
+
+    /// Whether a document whose value at ``path`` is `value` passes.
+    public func matches(_ value: JSONValue?) -> Bool {
+        switch op {
+        case .equal: values.contains { Self.compare(value, $0) == .orderedSame }
+        case .notEqual: !values.contains { Self.compare(value, $0) == .orderedSame }
+        case .greater: values.allSatisfy { Self.compare(value, $0) == .orderedDescending }
+        case .atLeast: values.allSatisfy { [.orderedDescending, .orderedSame].contains(Self.compare(value, $0)) }
+        case .less: values.allSatisfy { Self.compare(value, $0) == .orderedAscending }
+        case .atMost: values.allSatisfy { [.orderedAscending, .orderedSame].contains(Self.compare(value, $0)) }
+        case .like:
+            if case .string(let text)? = value {
+                patterns.contains { $0.matches(text) }
+            } else {
+                false
+            }
+        }
+    }
+
+    /// `value` against `text` read as `value`'s type; nil when they cannot be compared.
+    private static func compare(_ value: JSONValue?, _ text: String) -> JSONOrder.Comparison? {
+        guard let value, let operand = read(text, as: value) else { return nil }
+        return JSONOrder.compare(value, operand)
+    }
+
+    /// `text` as a value of `value`'s type, or nil when it is not one.
+    private static func read(_ text: String, as value: JSONValue) -> JSONValue? {
+        switch value {
+        case .string: return .string(text)
+        case .int, .double:
+            // JSON's number grammar, nothing looser ("inf", "0x10" and " 1" are not numbers).
+            guard let number = try? JSONParser.parse(text) else { return nil }
+            switch number {
+            case .int, .double: return number
+            default: return nil
+            }
+        case .bool: return text == "true" ? .bool(true) : (text == "false" ? .bool(false) : nil)
+        case .null: return text == "null" ? .null : nil
+        case .array, .object: return nil
+        }
+    }
+}
+
+/// A `_like` pattern: the text contains it, ignoring case; `*` matches any run of
+/// characters, a leading `^` anchors it at the start and a trailing `$` at the end.
+///
+/// Matched on lowercased UTF-8 bytes, which is exact for UTF-8 (a character's bytes never
+/// match inside another's), in time linear in the text times the pattern's pieces: no
+/// backtracking a hostile pattern could blow up.
+struct LikePattern: Sendable {
+    private let pieces: [[UInt8]]
+    private let anchoredStart: Bool
+    private let anchoredEnd: Bool
+
+    init(_ pattern: String) {
+        var text = Substring(pattern.lowercased())
+        anchoredStart = text.hasPrefix("^")
+        if anchoredStart { text = text.dropFirst() }
+        anchoredEnd = text.hasSuffix("$")
+        if anchoredEnd { text = text.dropLast() }
+        pieces = text.split(separator: "*", omittingEmptySubsequences: false).map { Array($0.utf8) }
+    }
+
+    func matches(_ text: String) -> Bool {
+        let subject = Array(text.lowercased().utf8)
+        var start = 0
+        for (index, piece) in pieces.enumerated() {
+            let isFirst = index == 0
+            let isLast = index == pieces.count - 1
+            if isLast && anchoredEnd {
+                // The last piece sits at the very end, after everything matched so far.
+                guard subject.count - piece.count >= start else { return false }
+                let tail = subject.count - piece.count
+                if isFirst && anchoredStart && tail != 0 { return false }
+                return subject[tail...].elementsEqual(piece)
+            }
+            if isFirst && anchoredStart {
+                guard subject.count >= piece.count, subject[..<piece.count].elementsEqual(piece) else { return false }
+                start = piece.count
+                continue
+            }
+            guard let found = Self.find(piece, in: subject, from: start) else { return false }
+            start = found + piece.count
+        }
+        return true
+    }
+
+    /// The first index at or after `start` where `piece` occurs in `subject`.
+    private static func find(_ piece: [UInt8], in subject: [UInt8], from start: Int) -> Int? {
+        guard !piece.isEmpty else { return start }
+        guard subject.count >= piece.count else { return nil }
+        var index = start
+        while index <= subject.count - piece.count {
+            if subject[index] == piece[0], subject[index..<(index + piece.count)].elementsEqual(piece) {
+                return index
+            }
+            index += 1
+        }
+        return nil
+    }
+}

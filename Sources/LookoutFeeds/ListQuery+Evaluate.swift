@@ -1,0 +1,93 @@
+import LookoutJSON
+import LookoutStore
+
+/// A list query's answer: the documents of its window and what the paging headers need.
+public struct ListResult: Sendable {
+    public enum Window: Sendable, Equatable {
+        case all
+        /// `lastPage`: the last page that holds documents, or 1.
+        case page(PageWindow, lastPage: Int)
+        /// `next`: where the next page starts, when documents follow this one.
+        case cursor(next: ListCursor?, limit: Int)
+    }
+
+    public let documents: [JSONObject]
+    /// How many documents match, over all pages.
+    public let total: Int
+    public let window: Window
+}
+
+extension ListQuery {
+    /// Runs the query on `snapshot`, recording exactly what the answer depends on: the
+    /// membership; each document's filtered fields (only as far as needed to decide it);
+    /// the sort fields of the documents that match; and the returned fields of the
+    /// documents in the window. A write anywhere else wakes nobody waiting on it.
+    public func evaluate(in snapshot: StoreSnapshot, reads: inout ReadSet) -> ListResult {
+        let ids = snapshot.ids(in: collection, reads: &reads) ?? []
+        let matching = ids.filter { matches($0, in: snapshot, reads: &reads) }
+        let rows = snapshot.sortedRows(matching, in: collection, by: sort, reads: &reads)
+        let selected: ArraySlice<(values: [JSONValue?], id: Int)>
+        let window: ListResult.Window
+        switch paging {
+        case .all:
+            selected = rows[...]
+            window = .all
+        case .page(let number, let size):
+            let page = PageWindow(number: number, size: size, total: rows.count)
+            selected = rows[page.range]
+            window = .page(page, lastPage: max(1, (rows.count + size - 1) / size))
+        case .cursor(let after, let limit):
+            let start = after.map { cursor in firstIndex(after: cursor, in: rows) } ?? 0
+            let end = min(start + limit, rows.count)
+            selected = rows[start..<end]
+            let next = end < rows.count && end > start ? rows[end - 1] : nil
+            window = .cursor(next: next.map { ListCursor(sort: sort, values: $0.values, id: $0.id) }, limit: limit)
+        }
+        let documents = selected.compactMap { row in
+            projection.read(row.id, in: collection, from: snapshot, reads: &reads)
+        }
+        return ListResult(documents: documents, total: rows.count, window: window)
+    }
+
+    /// Whether document `id` passes every filter and the search; stops reading at the
+    /// first filter it fails, since the answer does not depend on the rest.
+    private func matches(_ id: Int, in snapshot: StoreSnapshot, reads: inout ReadSet) -> Bool {
+        for filter in filters
+        where !filter.matches(snapshot.value(at: filter.path, of: id, in: collection, reads: &reads)) {
+            return false
+        }
+        guard let search else { return true }
+        for name in snapshot.fieldNames(of: id, in: collection, reads: &reads) where name != "id" {
+            if Self.contains(search, snapshot.value(at: FieldPath(field: name), of: id, in: collection, reads: &reads))
+            {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Whether any string in `value`, at any depth, contains `text` (lowercased) ignoring case.
+    private static func contains(_ text: String, _ value: JSONValue?) -> Bool {
+        switch value {
+        case .string(let string)?: text.isEmpty || string.lowercased().contains(text)
+        case .array(let items)?: items.contains { contains(text, $0) }
+        case .object(let object)?: object.contains { contains(text, $0.value) }
+        default: false
+        }
+    }
+
+    /// The index of the first row that sorts after `cursor` (binary search: rows are sorted).
+    private func firstIndex(after cursor: ListCursor, in rows: [(values: [JSONValue?], id: Int)]) -> Int {
+        var low = 0
+        var high = rows.count
+        while low < high {
+            let middle = (low + high) / 2
+            if SortKey.compare(rows[middle], (cursor.values, cursor.id), by: sort) == .orderedDescending {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+        }
+        return low
+    }
+}
