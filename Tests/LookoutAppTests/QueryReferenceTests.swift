@@ -340,6 +340,22 @@ struct QueryReferenceTests {
         }
     }
 
+    @Test("operators apply to dotted names: address.city_ne is _ne on address.city")
+    func dottedOperators() async throws {
+        try await withQueryApp(seed: QueryTestData.seed) { app, data in
+            let reference = ReferenceQuery(collection: data.places)
+            for query in [
+                "address.city=Tokyo", "address.city_ne=Tokyo", "address.zip_gt=105-0001", "address.city_like=%5Eto",
+                "tags.0_ne=new", "tags.1_lte=m", "address.city_nope=1",
+            ] {
+                let target = "/v1/places?\(query)&fields=address,tags"
+                if let problem = Self.mismatch(reference.answer(target: target), try await app.request("GET", target)) {
+                    Issue.record("GET \(target): \(problem)")
+                }
+            }
+        }
+    }
+
     @Test("strings compare by Unicode scalars: café (NFC) and café (NFD) differ")
     func unicodeScalars() async throws {
         try await withQueryApp(seed: QueryTestData.seed) { app, data in

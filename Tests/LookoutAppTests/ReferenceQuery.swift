@@ -78,7 +78,7 @@ struct ReferenceQuery {
     static let reservedNames: Set<String> = [
         "q", "sort", "order", "page", "per_page", "limit", "after", "fields", "expand", "wait", "since",
     ]
-    static let droppedFromLinks: Set<String> = ["page", "per_page", "limit", "after", "since"]
+    static let droppedFromLinks: Set<String> = ["page", "per_page", "limit", "after", "wait", "since"]
 
     /// A parameter the README refuses: 400 `invalid_parameter`, naming it.
     struct InvalidParameter: Error {
