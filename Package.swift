@@ -14,6 +14,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // The HTTP server: the only code that includes <microhttpd.h>.
@@ -41,9 +42,13 @@ let package = Package(
         ),
         .target(name: "LookoutFeeds", dependencies: ["LookoutStore", "LookoutJSON"]),
         .target(
+            name: "LookoutPersistence",
+            dependencies: ["LookoutStore", "LookoutJSON", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
             name: "LookoutApp",
             dependencies: [
-                "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds",
+                "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds", "LookoutPersistence",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Resources/demo-data.json")]
@@ -63,6 +68,8 @@ let package = Package(
         .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
         .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth", "LookoutTestSupport"]),
         .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),
+        .testTarget(
+            name: "LookoutPersistenceTests", dependencies: ["LookoutPersistence", "LookoutStore", "LookoutJSON"]),
         .testTarget(
             name: "LookoutAppTests",
             dependencies: ["LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport"]

@@ -78,6 +78,12 @@ extension APIError {
                 message: error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")
         case .revisionMismatch:
             self = .preconditionFailed("The document has changed since the version named in If-Match.")
+        case .storageFailed:
+            // The cause (a full disk, a lost database) is logged, not sent.
+            self = APIError(
+                status: 503, code: "storage_unavailable",
+                message: "The write could not be stored, so it was not made; reads still work. Retry later.",
+                headers: [("Retry-After", "5")])
         case .invalidCollectionName, .duplicateCollection, .invalidOptions, .invalidDocument:
             self = .internalError
         }

@@ -5,7 +5,7 @@ import LookoutHTTP
 /// executable (or written directly by tests).
 public struct AppConfiguration: Sendable {
     public var http: HTTPServerConfiguration
-    /// Where state lives (the signing key, and later the database). Created if missing.
+    /// Where state lives: the database and the signing key. Created if missing.
     public var dataDirectory: String
     /// The JSON data file to load; nil loads the demo data shipped with Lookout.
     public var dataFile: String?
@@ -16,6 +16,21 @@ public struct AppConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// The longest long-poll a client may ask for with `?wait=`, in seconds.
     public var maxWaitSeconds: Double
+    /// Where the store's state is kept.
+    public var database: Database
+    /// A size limit for the database file; writes past it fail with 503. Nil: the disk's.
+    public var maxDatabaseBytes: Int?
+
+    /// Where state is kept.
+    public enum Database: String, Sendable, CaseIterable {
+        /// `lookout.sqlite` in the data directory: the embedded default.
+        case sqlite
+        /// Process memory: nothing survives a restart.
+        case memory
+    }
+
+    /// The SQLite database file in the data directory.
+    public var databasePath: String { dataDirectory + "/lookout.sqlite" }
 
     public init(
         http: HTTPServerConfiguration = HTTPServerConfiguration(),
@@ -24,8 +39,12 @@ public struct AppConfiguration: Sendable {
         tokenLifetime: Duration = .seconds(3600),
         signingKey: String? = nil,
         logLevel: Logger.Level = .info,
-        maxWaitSeconds: Double = 300
+        maxWaitSeconds: Double = 300,
+        database: Database = .sqlite,
+        maxDatabaseBytes: Int? = nil
     ) {
+        self.database = database
+        self.maxDatabaseBytes = maxDatabaseBytes
         self.http = http
         self.dataDirectory = dataDirectory
         self.dataFile = dataFile

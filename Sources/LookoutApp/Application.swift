@@ -52,19 +52,13 @@ public func buildApplication(
     now: @escaping @Sendable () -> Date = Date.init
 ) async throws -> Application {
     let data = try DataFile.load(path: configuration.dataFile)
-    let store: Store
-    do {
-        // A new epoch per start: the store is rebuilt from the data file each time, so
-        // cursors from an earlier run must not be compared with this one's revisions.
-        store = try Store(data.collections, epoch: randomEpoch())
-    } catch {
-        throw StartupError("data file: \(error)")
-    }
+    let state = try ServiceState.open(configuration, data: data)
+    let store = state.store
     let users: UserDirectory
     do {
-        users = try UserDirectory(data.users)
+        users = try UserDirectory(state.users)
     } catch {
-        throw StartupError("data file: \(error)")
+        throw StartupError("users: \(error)")
     }
     let key = try signingKey(configuration)
     let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
@@ -97,12 +91,4 @@ private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey 
     } catch {
         throw StartupError("cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
     }
-}
-
-/// Eight random bytes in hex.
-private func randomEpoch() -> String {
-    var generator = SystemRandomNumberGenerator()
-    let value = generator.next() as UInt64
-    let hex = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - hex.count) + hex
 }

@@ -13,6 +13,8 @@ import LookoutStore
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
+    /// One write at a time, in order, each waiting for the disk off the task threads.
+    let writes = BlockingQueue(label: "lookout.writes")
     /// Rendered lists, by collection and query.
     let rendered = RenderCache<String>()
 
@@ -85,7 +87,7 @@ struct CollectionRoutes: Sendable {
     func create(_ context: RequestContext) async throws -> HTTPResponse {
         try await authorizeWrite(context)
         let collection = context.pathParameters["collection"] ?? ""
-        let commit = try write(.create(collection: collection, document: try objectBody(context)), context)
+        let commit = try await write(.create(collection: collection, document: try objectBody(context)), context)
         var response = documentResponse(commit, status: 201, context: context)
         response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
         return response
@@ -94,21 +96,22 @@ struct CollectionRoutes: Sendable {
     func replace(_ context: RequestContext) async throws -> HTTPResponse {
         try await authorizeWrite(context)
         let (collection, id) = try target(context)
-        let commit = try write(.replace(collection: collection, id: id, document: try objectBody(context)), context)
+        let commit = try await write(
+            .replace(collection: collection, id: id, document: try objectBody(context)), context)
         return documentResponse(commit, status: 200, context: context)
     }
 
     func patch(_ context: RequestContext) async throws -> HTTPResponse {
         try await authorizeWrite(context)
         let (collection, id) = try target(context)
-        let commit = try write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
+        let commit = try await write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
         return documentResponse(commit, status: 200, context: context)
     }
 
     func delete(_ context: RequestContext) async throws -> HTTPResponse {
         try await authorizeWrite(context)
         let (collection, id) = try target(context)
-        _ = try write(.delete(collection: collection, id: id), context)
+        _ = try await write(.delete(collection: collection, id: id), context)
         return HTTPResponse(status: 204, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
     }
 
@@ -121,19 +124,18 @@ struct CollectionRoutes: Sendable {
         }
     }
 
-    /// Applies a write with the request's `If-Match`, mapping store errors to HTTP.
-    private func write(_ mutation: Mutation, _ context: RequestContext) throws -> Commit {
+    /// Applies a write with the request's `If-Match`, on the write queue.
+    private func write(_ mutation: Mutation, _ context: RequestContext) async throws -> Commit {
         var expected: UInt64?
         if let header = context.request.headers["If-Match"] {
             guard let tag = EntityTag.first(in: header), tag.epoch == store.epoch
             else { throw APIError.preconditionFailed("If-Match does not name a current version of this document.") }
             expected = tag.revision
         }
-        do {
-            // The long-polls this write wakes are answered first and resumed together.
-            return try SuspendedRequest.resumingTogether { try store.apply(mutation, expectedRevision: expected) }
-        } catch let error as StoreError {
-            throw APIError(error)
+        // The long-polls this write wakes are answered first and resumed together. A
+        // StoreError is mapped to its status by the responder.
+        return try await writes.run { [store, expected] in
+            try SuspendedRequest.resumingTogether { try store.apply(mutation, expectedRevision: expected) }
         }
     }
 

@@ -106,6 +106,36 @@ struct DataFile {
         return options
     }
 
+    /// A data file holding `collections` and `users`, as ``init(json:)`` reads it.
+    static func encode(
+        collections: [(name: String, options: DocumentCollection.Options, documents: [JSONObject])], users: [User]
+    )
+        -> JSONValue
+    {
+        let defaults = DocumentCollection.Options()
+        let declarations: [JSONValue] = collections.map { collection in
+            let options = collection.options
+            var object = JSONObject([("name", .string(collection.name))])
+            if !options.sort.isEmpty { object["sort"] = .array(options.sort.map { .string($0.description) }) }
+            if options.pageSize != defaults.pageSize { object["page_size"] = .int(options.pageSize) }
+            if !options.ignored.isEmpty { object["ignored"] = .array(options.ignored.sorted().map(JSONValue.string)) }
+            if !options.references.isEmpty {
+                object["references"] = .object(
+                    JSONObject(options.references.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
+            }
+            if let envelope = options.pageEnvelope { object["page_envelope"] = .string(envelope) }
+            object["documents"] = .array(collection.documents.map(JSONValue.object))
+            return .object(object)
+        }
+        let userList: [JSONValue] = users.map { user in
+            [
+                "email": .string(user.email), "role": .string(user.role.rawValue),
+                "password_hash": .string(user.passwordHash.description),
+            ]
+        }
+        return ["collections": .array(declarations), "users": .array(userList)]
+    }
+
     private static func strings(_ value: JSONValue, _ name: String) throws -> [String] {
         try array(value, name).map { item in
             guard let text = item.stringValue, !text.isEmpty else {

@@ -11,6 +11,8 @@ import LookoutStore
 struct SeedRoutes: Sendable {
     let users: UserDirectory
     let tokens: TokenService
+    /// Password checks (scrypt) run here, as many at once as there are cores.
+    let passwords = BlockingQueue.perCore(label: "lookout.passwords")
 
     func register(in router: inout Router) {
         router.add("POST", "/v1/auth/login", .deferred(login))
@@ -29,7 +31,7 @@ struct SeedRoutes: Sendable {
         guard let password = body["password"]?.stringValue else {
             throw APIError.badRequest("invalid_body", "The body needs a string \"password\".")
         }
-        let user = try users.authenticate(email: email, password: password)
+        let user = try await passwords.run { [users] in try users.authenticate(email: email, password: password) }
         let token = try await tokens.issue(for: user)
         return noStore(.json(["token": .string(token)], requestID: context.requestID))
     }

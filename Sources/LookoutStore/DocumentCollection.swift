@@ -69,6 +69,15 @@ public struct DocumentCollection: Sendable {
         self.documents = objects
     }
 
+    /// The collection as first stored: every document created at `revision`.
+    func image(at revision: UInt64) -> CollectionImage {
+        CollectionImage(
+            name: name, membershipRevision: revision,
+            documents: documents.map {
+                DocumentImage(fields: $0, revisions: [:], created: revision, fieldNamesRevision: revision)
+            })
+    }
+
     /// Names the service's own routes use under `/v1/`.
     public static let reservedNames: Set<String> = ["auth", "watch"]
 

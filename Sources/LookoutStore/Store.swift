@@ -23,27 +23,76 @@ public final class Store: Sendable {
     private let writer = Mutex(())
     private let registrar = FieldRegistrar()
     private let interner = Mutex(KeyInterner())
+    private let journal: (any StoreJournal)?
 
-    /// Builds the store from declared collections, all at revision 1 (0 when empty).
+    /// A new store from declared collections, all at revision 1 (0 when empty), kept in
+    /// memory only.
     /// - Parameter epoch: identifies this store's history in cursors.
-    /// - Throws: ``StoreError/duplicateCollection(_:)``.
-    public init(_ collections: [DocumentCollection], epoch: String) throws(StoreError) {
+    /// - Throws: ``StoreError`` for a collection declared twice or a bad reference.
+    public convenience init(_ collections: [DocumentCollection], epoch: String) throws(StoreError) {
+        try self.init(restoring: StoreImage(epoch: epoch, revision: 0, collections: []), declarations: collections)
+    }
+
+    /// Restores a store from `image`, serving the `declarations`: a declared collection
+    /// that `image` holds keeps its stored documents and revisions (with the declared
+    /// options); one it lacks is added from its declared documents at the next revision,
+    /// recorded in `journal`. A stored collection that is not declared (any more) is
+    /// served with default options.
+    /// - Parameter journal: where every write is made durable before it is published.
+    /// - Throws: ``StoreError`` for a collection declared twice, a bad reference, or a
+    ///   journal that cannot record the added collections.
+    public init(
+        restoring image: StoreImage,
+        declarations: [DocumentCollection],
+        journal: (any StoreJournal)? = nil
+    ) throws(StoreError) {
+        var stored: [String: CollectionImage] = [:]
+        for collection in image.collections { stored[collection.name] = collection }
         var states: [String: CollectionState] = [:]
-        let revision: UInt64 = collections.isEmpty ? 0 : 1
-        for collection in collections {
-            let state = CollectionState(
-                options: collection.options, documents: collection.documents, revision: revision)
-            guard states.updateValue(state, forKey: collection.name) == nil else {
-                throw .duplicateCollection(collection.name)
-            }
+        var added: [CollectionImage] = []
+        for declaration in declarations {
+            guard states[declaration.name] == nil else { throw .duplicateCollection(declaration.name) }
+            let collection = stored[declaration.name] ?? declaration.image(at: image.revision + 1)
+            if stored[declaration.name] == nil { added.append(collection) }
+            states[declaration.name] = CollectionState(options: declaration.options, image: collection)
         }
-        for collection in collections {
-            for (field, target) in collection.options.references where states[target] == nil {
+        for collection in image.collections where states[collection.name] == nil {
+            states[collection.name] = CollectionState(options: DocumentCollection.Options(), image: collection)
+        }
+        for declaration in declarations {
+            for (field, target) in declaration.options.references where states[target] == nil {
                 throw .invalidOptions(
-                    collection: collection.name, reason: "reference \(field) names no collection \"\(target)\"")
+                    collection: declaration.name, reason: "reference \(field) names no collection \"\(target)\"")
             }
         }
-        current = Mutex(StoreSnapshot(epoch: epoch, revision: revision, collections: states))
+        var revision = image.revision
+        if !added.isEmpty {
+            revision += 1
+            let entry = JournalEntry(
+                revision: revision, memberships: added.map(\.name),
+                documents: added.flatMap { collection in
+                    collection.documents.map { .init(collection: collection.name, id: $0.id, document: $0) }
+                })
+            try Self.record(entry, in: journal)
+        }
+        self.journal = journal
+        current = Mutex(StoreSnapshot(epoch: image.epoch, revision: revision, collections: states))
+    }
+
+    private static func record(_ entry: JournalEntry, in journal: (any StoreJournal)?) throws(StoreError) {
+        do {
+            try journal?.record(entry)
+        } catch {
+            throw .storageFailed(String(describing: error))
+        }
+    }
+
+    /// The served collections as storage keeps them.
+    public func image() -> StoreImage {
+        let snapshot = snapshot()
+        return StoreImage(
+            epoch: snapshot.epoch, revision: snapshot.revision,
+            collections: snapshot.collections.keys.sorted().map { snapshot.collections[$0]!.image(named: $0) })
     }
 
     /// Identifies this store's history in cursors.
@@ -70,6 +119,16 @@ public final class Store: Sendable {
                     revision: before.revision, changed: [], id: plan.id, document: plan.document,
                     documentRevision: plan.documentRevision)
             }
+            let entry = JournalEntry(
+                revision: planner.result.revision,
+                memberships: plan.changed.contains(.membership(collection: mutation.collection))
+                    ? [mutation.collection] : [],
+                documents: [
+                    .init(
+                        collection: mutation.collection, id: plan.id,
+                        document: planner.result.collections[mutation.collection]?.documents[plan.id]?.image)
+                ])
+            try Self.record(entry, in: journal)
             current.withLock { $0 = planner.result }
             let wakeKeys = plan.changed.filter { key in
                 guard case .field(let collection, _, let name) = key else { return true }

@@ -12,6 +12,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case idTaken(collection: String, id: Int)
     /// `If-Match` named another revision of the document.
     case revisionMismatch(current: UInt64)
+    /// The write could not be made durable; nothing of it was kept or published.
+    case storageFailed(String)
 
     public var description: String {
         switch self {
@@ -26,6 +28,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .invalidWrite(let reason): reason
         case .idTaken(let collection, let id): "\"\(collection)\" already has a document \(id)"
         case .revisionMismatch(let current): "the document has changed (now at revision \(current))"
+        case .storageFailed(let reason): "storage failed: \(reason)"
         }
     }
 }

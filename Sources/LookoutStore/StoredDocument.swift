@@ -17,6 +17,17 @@ struct StoredDocument: Sendable {
         self.fieldNamesRevision = created
     }
 
+    init(_ image: DocumentImage) {
+        fields = image.fields
+        revisions = image.revisions
+        created = image.created
+        fieldNamesRevision = image.fieldNamesRevision
+    }
+
+    var image: DocumentImage {
+        DocumentImage(fields: fields, revisions: revisions, created: created, fieldNamesRevision: fieldNamesRevision)
+    }
+
     /// The highest revision of the document: its version for `If-Match`.
     var revision: UInt64 {
         revisions.values.reduce(max(created, fieldNamesRevision), max)
@@ -38,21 +49,27 @@ struct CollectionState: Sendable {
     /// How many documents have each field: a query may only name fields that exist.
     var fieldCounts: [String: Int]
 
-    init(options: DocumentCollection.Options, documents: [JSONObject], revision: UInt64) {
+    init(options: DocumentCollection.Options, image: CollectionImage) {
         self.options = options
         var table: [Int: StoredDocument] = [:]
         var ids: [Int] = []
         var counts: [String: Int] = [:]
-        for document in documents {
-            let id = document["id"]!.intValue!
-            ids.append(id)
-            table[id] = StoredDocument(fields: document, created: revision)
-            for member in document { counts[member.key, default: 0] += 1 }
+        for document in image.documents {
+            ids.append(document.id)
+            table[document.id] = StoredDocument(document)
+            for member in document.fields { counts[member.key, default: 0] += 1 }
         }
         self.ids = ids
         self.documents = DocumentTable(table)
-        self.membershipRevision = revision
+        self.membershipRevision = image.membershipRevision
         self.fieldCounts = counts
+    }
+
+    /// The collection as storage keeps it, documents by id.
+    func image(named name: String) -> CollectionImage {
+        CollectionImage(
+            name: name, membershipRevision: membershipRevision,
+            documents: ids.sorted().compactMap { documents[$0]?.image })
     }
 
     /// Counts `old`'s fields out and `new`'s in.

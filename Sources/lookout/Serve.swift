@@ -22,12 +22,7 @@ struct Serve: AsyncParsableCommand {
     )
     var bind: String?
 
-    @Option(
-        help: "Directory for state: the signing key and, later, the database. [env: LOOKOUT_DATA_DIR, default: ./data]")
-    var dataDir: String?
-
-    @Option(help: "JSON data file with collections and users. [env: LOOKOUT_DATA_FILE, default: the bundled demo data]")
-    var dataFile: String?
+    @OptionGroup var storage: StorageOptions
 
     @Option(help: "Seconds an access token stays valid. [env: LOOKOUT_TOKEN_LIFETIME, default: 3600]")
     var tokenLifetime: Int?
@@ -89,9 +84,8 @@ struct Serve: AsyncParsableCommand {
         http.connectionMemoryBytes =
             try maxHeaderBytes ?? environment.int("LOOKOUT_MAX_HEADER_BYTES") ?? http.connectionMemoryBytes
 
-        var configuration = AppConfiguration(http: http)
-        configuration.dataDirectory = dataDir ?? environment.string("LOOKOUT_DATA_DIR") ?? configuration.dataDirectory
-        configuration.dataFile = dataFile ?? environment.string("LOOKOUT_DATA_FILE")
+        var configuration = try storage.configuration(environment)
+        configuration.http = http
         if let seconds = try tokenLifetime ?? environment.int("LOOKOUT_TOKEN_LIFETIME") {
             guard seconds > 0 else { throw ValidationError("--token-lifetime must be positive") }
             configuration.tokenLifetime = .seconds(seconds)

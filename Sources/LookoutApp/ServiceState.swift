@@ -1,0 +1,95 @@
+import LookoutAuth
+import LookoutJSON
+import LookoutPersistence
+import LookoutStore
+
+#if canImport(Foundation)
+    import Foundation
+#endif
+
+/// The service's state at start: storage opened, the store restored from it (on the
+/// first start, imported from the data file), and the users who can log in.
+///
+/// The first start imports in steps that are each safe to repeat, so a start cut short
+/// (a crash, a full disk) is finished by the next one: users, then a new epoch, then the
+/// collections. Later starts read everything from storage and never import over edits;
+/// a collection declared in the data file but not yet stored is added then.
+struct ServiceState {
+    static let userKind = "users"
+
+    let persistence: any Persistence
+    let store: Store
+    let users: [User]
+
+    static func open(_ configuration: AppConfiguration, data: DataFile) throws(StartupError) -> ServiceState {
+        let persistence = try openPersistence(configuration)
+        do {
+            let image: StoreImage
+            if let stored = try persistence.load() {
+                image = stored
+            } else {
+                for user in data.users {
+                    try persistence.putRecord(record(of: user), kind: userKind, key: user.email)
+                }
+                let epoch = randomEpoch()
+                try persistence.create(epoch: epoch)
+                image = StoreImage(epoch: epoch, revision: 0, collections: [])
+            }
+            let store = try Store(restoring: image, declarations: data.collections, journal: persistence)
+            let users = try persistence.records(userKind).sorted { $0.key < $1.key }.map { try user($0.key, $0.value) }
+            return ServiceState(persistence: persistence, store: store, users: users)
+        } catch let error as StartupError {
+            throw error
+        } catch {
+            throw StartupError("\(describe(configuration)): \(error)")
+        }
+    }
+
+    static func openPersistence(_ configuration: AppConfiguration) throws(StartupError) -> any Persistence {
+        switch configuration.database {
+        case .memory:
+            return MemoryPersistence()
+        case .sqlite:
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StartupError(
+                    "cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
+            }
+            do {
+                return try SQLitePersistence(path: configuration.databasePath, maxBytes: configuration.maxDatabaseBytes)
+            } catch {
+                throw StartupError("\(describe(configuration)): \(error)")
+            }
+        }
+    }
+
+    private static func describe(_ configuration: AppConfiguration) -> String {
+        switch configuration.database {
+        case .memory: "in-memory storage"
+        case .sqlite: "database \(configuration.databasePath)"
+        }
+    }
+
+    /// How a user is stored: `{"role", "password_hash"}` under its email.
+    static func record(of user: User) -> JSONValue {
+        ["role": .string(user.role.rawValue), "password_hash": .string(user.passwordHash.description)]
+    }
+
+    static func user(_ email: String, _ record: JSONValue) throws(StartupError) -> User {
+        guard let roleName = record["role"]?.stringValue, let role = User.Role(rawValue: roleName),
+            let hashText = record["password_hash"]?.stringValue, let hash = try? PasswordHash(hashText)
+        else { throw StartupError("stored user \(email) is damaged") }
+        return User(email: email, role: role, passwordHash: hash)
+    }
+}
+
+/// Eight random bytes in hex: a new history's epoch.
+func randomEpoch() -> String {
+    var generator = SystemRandomNumberGenerator()
+    let value = generator.next() as UInt64
+    let hex = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+}

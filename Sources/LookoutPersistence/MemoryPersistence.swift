@@ -1,0 +1,65 @@
+import LookoutJSON
+import LookoutStore
+import Synchronization
+
+/// Storage in memory: the same contract as ``SQLitePersistence``, for tests and for
+/// running without a disk. Nothing survives the process.
+public final class MemoryPersistence: Persistence {
+    private struct State {
+        var image: StoreImage?
+        var records: [String: [String: JSONValue]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func load() throws(PersistenceError) -> StoreImage? {
+        state.withLock { $0.image }
+    }
+
+    public func create(epoch: String) throws(PersistenceError) {
+        state.withLock { $0.image = StoreImage(epoch: epoch, revision: 0, collections: []) }
+    }
+
+    public func record(_ entry: JournalEntry) throws {
+        try state.withLock { state throws(PersistenceError) in
+            guard var image = state.image else { throw .failed("no history was created") }
+            guard entry.revision > image.revision else {
+                throw .failed("revision \(entry.revision) does not follow \(image.revision)")
+            }
+            image.apply(entry)
+            state.image = image
+        }
+    }
+
+    public func records(_ kind: String) throws(PersistenceError) -> [String: JSONValue] {
+        state.withLock { $0.records[kind] ?? [:] }
+    }
+
+    public func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError) {
+        state.withLock { $0.records[kind, default: [:]][key] = value }
+    }
+
+    public func checkWritable() throws(PersistenceError) {}
+}
+
+extension StoreImage {
+    /// This image after `entry`: what storage must hold once it has recorded it.
+    mutating func apply(_ entry: JournalEntry) {
+        revision = entry.revision
+        for name in entry.memberships where !collections.contains(where: { $0.name == name }) {
+            collections.append(CollectionImage(name: name, membershipRevision: entry.revision, documents: []))
+            collections.sort { $0.name < $1.name }
+        }
+        for index in collections.indices {
+            let name = collections[index].name
+            if entry.memberships.contains(name) { collections[index].membershipRevision = entry.revision }
+            for change in entry.documents where change.collection == name {
+                collections[index].documents.removeAll { $0.id == change.id }
+                if let document = change.document { collections[index].documents.append(document) }
+            }
+            collections[index].documents.sort { $0.id < $1.id }
+        }
+    }
+}

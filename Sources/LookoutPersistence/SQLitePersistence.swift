@@ -1,0 +1,310 @@
+import GRDB
+import LookoutJSON
+import LookoutStore
+
+#if canImport(Foundation)
+    import Foundation
+#endif
+
+/// The embedded default: one SQLite database file in the data directory, in WAL mode with
+/// `synchronous = FULL`, so a recorded write has reached the disk before it returns and
+/// a `kill -9` (or a power cut) loses nothing acknowledged.
+///
+/// Opening checks the file before anything writes to it: a file that is not a Lookout
+/// database, or is damaged, is refused and left untouched.
+public final class SQLitePersistence: Persistence {
+    /// `PRAGMA application_id`: marks the file as Lookout's ("LKOT").
+    static let applicationID: Int32 = 0x4C4B_4F54
+    static let schemaVersion = 1
+
+    public let path: String
+    private let pool: DatabasePool
+
+    /// Opens (or creates) the database at `path`.
+    /// - Parameter maxBytes: a size limit; writes past it fail as ``PersistenceError/full(_:)``.
+    /// - Throws: ``PersistenceError/corrupt(_:)`` for a file that is not a Lookout
+    ///   database or is damaged, ``PersistenceError/unavailable(_:)`` when it cannot be opened.
+    public init(path: String, maxBytes: Int? = nil) throws(PersistenceError) {
+        self.path = path
+        if FileManager.default.fileExists(atPath: path) {
+            try Self.checkExisting(path)
+        }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            if let maxBytes {
+                let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+                try db.execute(sql: "PRAGMA max_page_count = \(max(1, maxBytes / pageSize))")
+            }
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.write { db in try Self.migrate(db) }
+        } catch {
+            throw Self.classify(error, opening: true)
+        }
+    }
+
+    /// Refuses, without writing to it, a file that is not a SQLite database, not
+    /// Lookout's, from a newer Lookout, or that SQLite finds damaged.
+    private static func checkExisting(_ path: String) throws(PersistenceError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .unavailable("\(path) cannot be read")
+        }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        try? handle.close()
+        if header.isEmpty { return }  // an empty file: SQLite treats it as a new database
+        guard header == Data("SQLite format 3\u{0}".utf8) else {
+            throw .corrupt("\(path) is not a SQLite database")
+        }
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.read { db in
+                let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                guard id == applicationID || (id == 0 && version == 0) else {
+                    throw PersistenceError.corrupt("\(path) is a SQLite database, but not Lookout's")
+                }
+                guard version <= schemaVersion else {
+                    throw PersistenceError.corrupt(
+                        "\(path) has schema \(version), newer than this Lookout's \(schemaVersion)")
+                }
+                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                guard check == ["ok"] else {
+                    throw PersistenceError.corrupt("\(path): \(check.prefix(3).joined(separator: "; "))")
+                }
+            }
+            try queue.close()
+        } catch let error as PersistenceError {
+            throw error
+        } catch {
+            throw classify(error, opening: true)
+        }
+    }
+
+    private static func migrate(_ db: Database) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        guard version < schemaVersion else { return }
+        try db.execute(
+            sql: """
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE collections (name TEXT PRIMARY KEY, membership_revision INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE documents (
+                    collection TEXT NOT NULL,
+                    id INTEGER NOT NULL,
+                    fields TEXT NOT NULL,
+                    revisions TEXT NOT NULL,
+                    created INTEGER NOT NULL,
+                    field_names_revision INTEGER NOT NULL,
+                    PRIMARY KEY (collection, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE records (
+                    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (kind, key)
+                ) WITHOUT ROWID;
+                PRAGMA application_id = \(applicationID);
+                PRAGMA user_version = \(schemaVersion);
+                """)
+    }
+
+    public func load() throws(PersistenceError) -> StoreImage? {
+        do {
+            return try pool.read { db throws -> StoreImage? in
+                guard let epoch = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'"),
+                    let revisionText = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'revision'"),
+                    let revision = UInt64(revisionText)
+                else { return nil }
+                var collections: [CollectionImage] = []
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT name, membership_revision FROM collections ORDER BY name")
+                while let row = try rows.next() {
+                    collections.append(
+                        CollectionImage(
+                            name: row[0], membershipRevision: UInt64(row[1] as Int64), documents: []))
+                }
+                var index: [String: Int] = [:]
+                for (position, collection) in collections.enumerated() { index[collection.name] = position }
+                let documents = try Row.fetchCursor(
+                    db,
+                    sql: """
+                        SELECT collection, id, fields, revisions, created, field_names_revision
+                        FROM documents ORDER BY collection, id
+                        """)
+                while let row = try documents.next() {
+                    let name: String = row[0]
+                    guard let position = index[name] else {
+                        throw PersistenceError.corrupt("document \(row[1] as Int64) of unknown collection \(name)")
+                    }
+                    collections[position].documents.append(
+                        try Self.document(
+                            id: row[1], fields: row[2], revisions: row[3], created: row[4], fieldNamesRevision: row[5]))
+                }
+                return StoreImage(epoch: epoch, revision: revision, collections: collections)
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    private static func document(
+        id: Int64,
+        fields: String,
+        revisions: String,
+        created: Int64,
+        fieldNamesRevision: Int64
+    ) throws(PersistenceError) -> DocumentImage {
+        guard case .object(let object)? = try? JSONParser.parse(fields), object["id"]?.intValue == Int(id),
+            case .object(let revisionObject)? = try? JSONParser.parse(revisions)
+        else { throw .corrupt("document \(id) is not stored as a JSON object with its id") }
+        var byField: [String: UInt64] = [:]
+        for member in revisionObject {
+            guard case .int(let value) = member.value, value >= 0 else {
+                throw .corrupt("document \(id) has a bad revision for \(member.key)")
+            }
+            byField[member.key] = UInt64(value)
+        }
+        return DocumentImage(
+            fields: object, revisions: byField, created: UInt64(created), fieldNamesRevision: UInt64(fieldNamesRevision)
+        )
+    }
+
+    public func create(epoch: String) throws(PersistenceError) {
+        do {
+            try pool.write { db in
+                try db.execute(
+                    sql: "INSERT INTO meta (key, value) VALUES ('epoch', ?), ('revision', '0')", arguments: [epoch])
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    public func record(_ entry: JournalEntry) throws {
+        do {
+            try pool.write { db in
+                let stored = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'revision'").flatMap {
+                    UInt64($0)
+                }
+                guard let stored, entry.revision > stored else {
+                    throw PersistenceError.failed(
+                        "revision \(entry.revision) does not follow the stored \(stored.map(String.init) ?? "none")")
+                }
+                for name in entry.memberships {
+                    try db.cachedStatement(
+                        sql: """
+                            INSERT INTO collections (name, membership_revision) VALUES (?, ?)
+                            ON CONFLICT (name) DO UPDATE SET membership_revision = excluded.membership_revision
+                            """
+                    ).execute(arguments: [name, Int64(entry.revision)])
+                }
+                for change in entry.documents {
+                    if let document = change.document {
+                        try db.cachedStatement(
+                            sql: """
+                                INSERT OR REPLACE INTO documents
+                                (collection, id, fields, revisions, created, field_names_revision)
+                                VALUES (?, ?, ?, ?, ?, ?)
+                                """
+                        ).execute(arguments: [
+                            change.collection, change.id, Self.text(.object(document.fields)),
+                            Self.text(
+                                .object(
+                                    JSONObject(
+                                        document.revisions.sorted { $0.key < $1.key }.map {
+                                            ($0.key, .int(Int($0.value)))
+                                        }))),
+                            Int64(document.created), Int64(document.fieldNamesRevision),
+                        ])
+                    } else {
+                        try db.cachedStatement(sql: "DELETE FROM documents WHERE collection = ? AND id = ?").execute(
+                            arguments: [change.collection, change.id])
+                    }
+                }
+                try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = 'revision'").execute(
+                    arguments: [String(entry.revision)])
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    public func records(_ kind: String) throws(PersistenceError) -> [String: JSONValue] {
+        do {
+            return try pool.read { db in
+                var result: [String: JSONValue] = [:]
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT key, value FROM records WHERE kind = ?", arguments: [kind])
+                while let row = try rows.next() {
+                    let key: String = row[0]
+                    guard let value = try? JSONParser.parse(row[1] as String) else {
+                        throw PersistenceError.corrupt("record \(kind)/\(key) is not JSON")
+                    }
+                    result[key] = value
+                }
+                return result
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    public func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError) {
+        do {
+            try pool.write { db in
+                if let value {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO records (kind, key, value) VALUES (?, ?, ?)",
+                        arguments: [kind, key, Self.text(value)])
+                } else {
+                    try db.execute(sql: "DELETE FROM records WHERE kind = ? AND key = ?", arguments: [kind, key])
+                }
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    public func checkWritable() throws(PersistenceError) {
+        do {
+            // A write that changes nothing still needs the write lock and a journal.
+            try pool.write { db in try db.execute(sql: "UPDATE meta SET value = value WHERE key = 'epoch'") }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// Copies the database, consistent at one revision, to a new file at `destination`,
+    /// while the server may go on writing (SQLite's online backup).
+    public func backup(to destination: String) throws(PersistenceError) {
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw .failed("\(destination) exists; a backup never overwrites a file")
+        }
+        do {
+            let target = try DatabaseQueue(path: destination)
+            try pool.backup(to: target)
+            try target.close()
+        } catch {
+            try? FileManager.default.removeItem(atPath: destination)
+            throw Self.classify(error)
+        }
+    }
+
+    private static func text(_ value: JSONValue) -> String {
+        String(decoding: JSONWriter.encode(value), as: UTF8.self)
+    }
+
+    /// Maps SQLite's errors to what the service must do about them.
+    private static func classify(_ error: any Error, opening: Bool = false) -> PersistenceError {
+        if let error = error as? PersistenceError { return error }
+        guard let error = error as? DatabaseError else { return .failed(String(describing: error)) }
+        let message = error.message ?? error.resultCode.description
+        switch error.resultCode {
+        case .SQLITE_FULL: return .full(message)
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB: return .corrupt(message)
+        case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_AUTH: return .unavailable(message)
+        default: return opening ? .unavailable(message) : .failed(message)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import LookoutJSON
+
+/// A store's whole state, as storage keeps it and a store restarts from: everything a
+/// cursor depends on (the epoch, every revision) survives a restart.
+public struct StoreImage: Sendable, Equatable {
+    public var epoch: String
+    /// The revision of the last committed write.
+    public var revision: UInt64
+    public var collections: [CollectionImage]
+
+    public init(epoch: String, revision: UInt64, collections: [CollectionImage]) {
+        self.epoch = epoch
+        self.revision = revision
+        self.collections = collections
+    }
+}
+
+/// One collection's documents and the revision that last changed its membership.
+public struct CollectionImage: Sendable, Equatable {
+    public var name: String
+    public var membershipRevision: UInt64
+    /// By id.
+    public var documents: [DocumentImage]
+
+    public init(name: String, membershipRevision: UInt64, documents: [DocumentImage]) {
+        self.name = name
+        self.membershipRevision = membershipRevision
+        self.documents = documents
+    }
+}
+
+/// One document with the revisions that last changed each of its fields.
+public struct DocumentImage: Sendable, Equatable {
+    /// All fields, `id` first.
+    public var fields: JSONObject
+    /// Per field name; a field not listed has not changed since the document was created.
+    public var revisions: [String: UInt64]
+    public var created: UInt64
+    /// When a field that is not ignored was last added or removed.
+    public var fieldNamesRevision: UInt64
+
+    public init(fields: JSONObject, revisions: [String: UInt64], created: UInt64, fieldNamesRevision: UInt64) {
+        self.fields = fields
+        self.revisions = revisions
+        self.created = created
+        self.fieldNamesRevision = fieldNamesRevision
+    }
+
+    public var id: Int { fields["id"]?.intValue ?? 0 }
+}
+
+/// One committed write as storage records it: the revision, and the state after it of
+/// every document and membership it changed.
+public struct JournalEntry: Sendable, Equatable {
+    public struct DocumentChange: Sendable, Equatable {
+        public let collection: String
+        public let id: Int
+        /// The document after the write; nil when it was deleted.
+        public let document: DocumentImage?
+
+        public init(collection: String, id: Int, document: DocumentImage?) {
+            self.collection = collection
+            self.id = id
+            self.document = document
+        }
+    }
+
+    public let revision: UInt64
+    /// Collections whose membership changed (and now has `revision`), or that are new.
+    public let memberships: [String]
+    public let documents: [DocumentChange]
+
+    public init(revision: UInt64, memberships: [String], documents: [DocumentChange]) {
+        self.revision = revision
+        self.memberships = memberships
+        self.documents = documents
+    }
+}
+
+/// Where a store makes its writes durable. ``Store`` calls ``record(_:)`` for each
+/// write that changes something, in revision order, under its write lock, and publishes
+/// the write (and acknowledges it) only after it returns.
+public protocol StoreJournal: Sendable {
+    /// Makes `entry` durable, or throws and keeps nothing of it.
+    func record(_ entry: JournalEntry) throws
+}

@@ -1,0 +1,125 @@
+import Foundation
+import LookoutApp
+import LookoutJSON
+import LookoutTestSupport
+import Testing
+
+/// State through restarts of a real server on a real SQLite file.
+@Suite("Durable state through restarts", .timeLimit(.minutes(2)))
+struct PersistenceTests {
+    static let json = ("Content-Type", "application/json")
+
+    func temporaryDirectory() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("lookout-persist-\(UUID())").path
+    }
+
+    /// A data file with one collection and the demo editor.
+    func dataFile(_ directory: String, documents: String = #"[{"id": 1, "title": "first"}]"#, extra: String = "")
+        throws -> String
+    {
+        let demo = try JSONParser.parse(Array(try Data(contentsOf: DemoData.url)))
+        let editor = try #require(demo["users"]?.arrayValue?.first { $0["email"] == "editor@example.com" })
+        let path = directory + "-data.json"
+        let text = """
+            {"collections": [{"name": "notes", "documents": \(documents)}\(extra)],
+             "users": [\(String(decoding: JSONWriter.encode(editor), as: UTF8.self))]}
+            """
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("writes, revisions and the epoch survive a restart; a cursor from before it still holds")
+    func restart() async throws {
+        let directory = temporaryDirectory()
+        let file = try dataFile(directory)
+        let first = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
+        let editor = try await first.editorHeaders()
+        let write = try await first.request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"edited"}"#)
+        #expect(write.status == 200)
+        let created = try await first.request("POST", "/v1/notes", headers: editor, body: #"{"title":"second"}"#)
+        #expect(created.status == 201)
+        let before = try await first.request("GET", "/v1/notes/1")
+        let tag = try #require(before.header("ETag"))
+        first.shutdown()
+
+        let second = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
+        defer {
+            second.shutdown()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let after = try await second.request("GET", "/v1/notes/1")
+        #expect(try after.json == ["id": 1, "title": "edited"])
+        #expect(after.header("ETag") == tag, "same epoch, same revisions")
+        #expect(try await second.request("GET", "/v1/notes").header("X-Total-Count") == "2")
+        async let held = second.request("GET", "/v1/notes/1?wait=30", headers: [Self.json, ("If-None-Match", tag)])
+        try await second.waitUntilHeld(1)
+        #expect(second.application.heldRequests == 1, "the old cursor is current: the poll is held")
+        let secondEditor = try await second.editorHeaders()
+        _ = try await second.request("PATCH", "/v1/notes/1", headers: secondEditor, body: #"{"title":"again"}"#)
+        #expect(try await held.json["title"] == "again")
+    }
+
+    @Test("the data file is imported once: later starts keep edits and add newly declared collections")
+    func importOnce() async throws {
+        let directory = temporaryDirectory()
+        let file = try dataFile(directory)
+        let first = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
+        let editor = try await first.editorHeaders()
+        _ = try await first.request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"edited"}"#)
+        first.shutdown()
+
+        let changed = try dataFile(
+            directory, documents: #"[{"id": 1, "title": "from the file again"}, {"id": 5}]"#,
+            extra: #", {"name": "later", "documents": [{"id": 1, "x": true}]}"#)
+        let second = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = changed }
+        defer {
+            second.shutdown()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        #expect(try await second.request("GET", "/v1/notes/1").json["title"] == "edited")
+        #expect(try await second.request("GET", "/v1/notes/5").status == 404)
+        #expect(try await second.request("GET", "/v1/later/1").json == ["id": 1, "x": true])
+    }
+
+    @Test("a damaged database stops start-up with a message naming it, and is left untouched")
+    func damaged() async throws {
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let database = directory + "/lookout.sqlite"
+        let junk = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try junk.write(to: URL(fileURLWithPath: database))
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let app = try await LiveApp.start(dataDirectory: directory)
+            app.shutdown()
+            Issue.record("started on a damaged database")
+        } catch {
+            #expect("\(error)".contains(database), "\(error)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == junk)
+    }
+
+    @Test("a full database refuses writes with 503 and stores nothing; reads keep working")
+    func full() async throws {
+        try await withApp(configure: { $0.maxDatabaseBytes = 160 * 1024 }) { app in
+            let editor = try await app.editorHeaders()
+            let big = String(repeating: "x", count: 4000)
+            var statuses: [Int] = []
+            for _ in 0..<100 {
+                let response = try await app.request(
+                    "POST", "/v1/galleries", headers: editor, body: #"{"title":"\#(big)"}"#)
+                statuses.append(response.status)
+                if response.status == 503 {
+                    #expect(try response.json["error"]?["code"] == "storage_unavailable")
+                    #expect(response.header("Retry-After") != nil)
+                    break
+                }
+            }
+            #expect(statuses.last == 503, "\(statuses)")
+            let stored = statuses.filter { $0 == 201 }.count
+            let list = try await app.request("GET", "/v1/galleries")
+            #expect(list.status == 200)
+            #expect(list.header("X-Total-Count") == String(24 + stored), "the refused write is not served")
+        }
+    }
+}

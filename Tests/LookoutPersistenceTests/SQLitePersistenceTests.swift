@@ -1,0 +1,101 @@
+import Foundation
+import LookoutJSON
+import LookoutPersistence
+import LookoutStore
+import Testing
+
+@Suite("SQLite storage: refusing bad files, a full disk, backups")
+struct SQLitePersistenceTests {
+    @Test("a file that is not a database, or not Lookout's, is refused and left as it was")
+    func refusesForeignFiles() throws {
+        let directory = temporaryPath("sqlite")
+        let garbage = directory + "/garbage.sqlite"
+        try Data("not a database at all, but long enough to have a header".utf8).write(
+            to: URL(fileURLWithPath: garbage))
+        let before = try Data(contentsOf: URL(fileURLWithPath: garbage))
+        #expect(throws: PersistenceError.self) { try SQLitePersistence(path: garbage) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: garbage)) == before)
+        #expect(!FileManager.default.fileExists(atPath: garbage + "-wal"))
+
+        let foreign = directory + "/foreign.sqlite"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [foreign, "PRAGMA application_id = 42; CREATE TABLE t (x);"]
+        try process.run()
+        process.waitUntilExit()
+        let foreignBefore = try Data(contentsOf: URL(fileURLWithPath: foreign))
+        do {
+            _ = try SQLitePersistence(path: foreign)
+            Issue.record("a database with another application_id was opened")
+        } catch {
+            #expect(error.description.contains("not Lookout's"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: foreign)) == foreignBefore)
+    }
+
+    @Test("a damaged database is refused")
+    func refusesDamage() throws {
+        let path = temporaryPath("sqlite") + "/lookout.sqlite"
+        do {
+            let storage = try SQLitePersistence(path: path)
+            try storage.create(epoch: "e")
+            for key in 0..<400 {
+                try storage.putRecord(.string(String(repeating: "x", count: 200)), kind: "k", key: "\(key)")
+            }
+        }
+        // Overwrite a page in the middle of the file (not the header) with junk.
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: 4096 * 3)
+        handle.write(Data(repeating: 0xA5, count: 4096))
+        try handle.close()
+        #expect(throws: PersistenceError.self) { try SQLitePersistence(path: path) }
+    }
+
+    @Test("past the size limit a write fails as full, stores nothing, and reads still work")
+    func full() throws {
+        let path = temporaryPath("sqlite") + "/lookout.sqlite"
+        let storage = try SQLitePersistence(path: path, maxBytes: 256 * 1024)
+        try storage.create(epoch: "e")
+        let store = try Store(
+            restoring: try #require(try storage.load()),
+            declarations: [try DocumentCollection(name: "notes", documents: [])], journal: storage)
+        var failure: StoreError?
+        var written = 0
+        for index in 0..<2000 {
+            do {
+                try store.apply(
+                    .create(
+                        collection: "notes",
+                        document: ["text": .string(String(repeating: "z", count: 1000) + "\(index)")]))
+                written += 1
+            } catch {
+                failure = error
+                break
+            }
+        }
+        #expect(written > 10)
+        guard case .storageFailed(let reason)? = failure else {
+            Issue.record("expected a storage failure, got \(String(describing: failure))")
+            return
+        }
+        #expect(reason.contains("no space"), "\(reason)")
+        #expect(store.image() == (try #require(try storage.load())), "memory and disk agree after the failure")
+        var reads = ReadSet()
+        #expect(store.snapshot().count(of: "notes", reads: &reads) == written)
+    }
+
+    @Test("an online backup is a complete database at one revision")
+    func backup() throws {
+        let directory = temporaryPath("sqlite")
+        let storage = try SQLitePersistence(path: directory + "/lookout.sqlite")
+        try storage.create(epoch: "e")
+        let store = try Store(
+            restoring: try #require(try storage.load()),
+            declarations: [try DocumentCollection(name: "notes", documents: [["id": 1, "n": 1]])], journal: storage)
+        try store.apply(.patch(collection: "notes", id: 1, patch: ["n": 2]))
+        try storage.backup(to: directory + "/backup.sqlite")
+        #expect(throws: PersistenceError.self) { try storage.backup(to: directory + "/backup.sqlite") }
+        let copy = try SQLitePersistence(path: directory + "/backup.sqlite")
+        #expect(try copy.load() == store.image())
+    }
+}
