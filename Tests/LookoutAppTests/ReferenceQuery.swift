@@ -129,11 +129,10 @@ struct ReferenceQuery {
             try Self.integer(text, in: 1...1000, parameter: "limit")
         }
 
-        // Reading: `fields` names must be known fields too, like every other field name.
+        // `fields` may name fields no document has: they are left out.
         var fields: [String]?
         if let text = reserved["fields"] {
             fields = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard fields!.allSatisfy(isKnownField) else { throw InvalidParameter(name: "fields") }
         }
 
         var matches = collection.documents.filter { document in
@@ -198,14 +197,24 @@ struct ReferenceQuery {
         return value
     }
 
-    /// A field name must be `id` or one that some document has.
+    /// A field name must be `id` or one that some document has at the top level; of a
+    /// dotted name only the first part is checked.
     func isKnownField(_ path: String) -> Bool {
-        path == "id" || collection.documents.contains { Self.value(at: path, in: $0) != nil }
+        let top = String(path.prefix { $0 != "." })
+        return top == "id" || collection.documents.contains { $0[top] != nil }
     }
 
     /// The filter a non-reserved parameter names.
     func filter(_ parameter: Parameter) throws(InvalidParameter) -> Filter {
-        // A parameter whose whole name is a field is a field, even if it ends like an operator.
+        // A dotted name: a known operator suffix is an operator, anything else is the path.
+        if parameter.name.contains("."), isKnownField(parameter.name) {
+            for op in Operator.allCases where op != .equal && parameter.name.hasSuffix(op.rawValue) {
+                let path = String(parameter.name.dropLast(op.rawValue.count))
+                return Filter(parameter: parameter.name, path: path, op: op, value: parameter.value)
+            }
+            return Filter(parameter: parameter.name, path: parameter.name, op: .equal, value: parameter.value)
+        }
+        // A top-level name that is a field is a field, even if it ends like an operator.
         if isKnownField(parameter.name) {
             return Filter(parameter: parameter.name, path: parameter.name, op: .equal, value: parameter.value)
         }
