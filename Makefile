@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3
 FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: deps build run test lint format
+.PHONY: deps build run test crash-test lint format
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
@@ -33,6 +33,12 @@ test: deps
 	$(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_BUILD_FLAGS)
 	bash Tests/readme-examples.sh
+	bash Tests/crash/crash-test.sh
+
+# kill -9 the debug server 20 times while it takes writes; check nothing acknowledged is lost.
+crash-test: deps
+	$(SWIFT) build --product lookout
+	bash Tests/crash/crash-test.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
