@@ -37,7 +37,7 @@ test: deps
 
 # kill -9 the debug server 20 times while it takes writes; check nothing acknowledged is lost.
 crash-test: deps
-	$(SWIFT) build --product lookout
+	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
 	bash Tests/crash/crash-test.sh
 
 lint:
