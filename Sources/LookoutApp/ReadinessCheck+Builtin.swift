@@ -1,0 +1,52 @@
+import LookoutStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension ReadinessCheck {
+    /// `store`: the store answers with its state.
+    ///
+    /// The in-memory store is loaded before the server starts, so today this is `ok`
+    /// whenever the server answers; it is listed so that the answer's shape stays the
+    /// same once the store is loaded from a database after start.
+    static func store(_ store: Store) -> ReadinessCheck {
+        ReadinessCheck(name: "store") {
+            _ = store.snapshot()
+            return .ok
+        }
+    }
+
+    /// `storage`: the data directory takes a durable write. A small file is created in
+    /// it, written, fsynced and removed.
+    ///
+    /// Fails with e.g. `data directory /x is not writable: Permission denied` (or `Not a
+    /// directory`, `No such file or directory` when it was replaced or removed).
+    static func storage(dataDirectory path: String) -> ReadinessCheck {
+        ReadinessCheck(name: "storage") {
+            var random = SystemRandomNumberGenerator()
+            let probe = path + "/.lookout-ready-" + String(random.next() as UInt64, radix: 16)
+            let file = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard file >= 0 else { return failure("data directory \(path) is not writable") }
+            let bytes: [UInt8] = Array("ready\n".utf8)
+            let written = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+            var status: Status = .ok
+            if written != bytes.count {
+                status = failure("cannot write to data directory \(path)")
+            } else if fsync(file) != 0 {
+                status = failure("cannot sync a file in data directory \(path)")
+            }
+            close(file)
+            if unlink(probe) != 0, status == .ok {
+                status = failure("cannot remove a file from data directory \(path)")
+            }
+            return status
+        }
+    }
+
+    /// `what`, and the reason `errno` gives.
+    private static func failure(_ what: String) -> Status {
+        let reason = String(cString: strerror(errno))
+        return .failing("\(what): \(reason)")
+    }
+}
