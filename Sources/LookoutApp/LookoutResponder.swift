@@ -26,7 +26,7 @@ struct LookoutResponder: HTTPResponder {
     }
 
     func reply(to request: HTTPRequest) -> HTTPReply {
-        let started = ContinuousClock.now
+        let started = RouteMetrics.now()
         let requestID = requestIDs.next(clientProvided: request.headers["X-Request-Id"])
         let match = router.match(method: request.method, path: request.path)
         let measured: Measured
@@ -77,7 +77,8 @@ struct LookoutResponder: HTTPResponder {
     /// Where a request's answer is counted, and when it arrived.
     private struct Measured {
         let metrics: RouteMetrics
-        let started: ContinuousClock.Instant
+        /// ``RouteMetrics/now()`` when the request arrived.
+        let started: UInt64
     }
 
     /// The response for a handler's result, logged with the request id and counted.
@@ -93,7 +94,7 @@ struct LookoutResponder: HTTPResponder {
     ) -> HTTPResponse {
         let response = respond(request, requestID, result)
         measured.metrics.record(
-            method: request.method, status: response.status, duration: ContinuousClock.now - measured.started)
+            method: request.method, status: response.status, since: measured.started)
         return response
     }
 

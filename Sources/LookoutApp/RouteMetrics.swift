@@ -1,6 +1,10 @@
 import Prometheus
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The request metrics of one route pattern: `lookout_http_requests_total{method,route,status}`
 /// and `lookout_http_request_duration_seconds{route}`.
 ///
@@ -26,9 +30,21 @@ final class RouteMetrics: Sendable {
     }
 
     /// Counts one answered request and records how long it took.
-    func record(method: String, status: Int, duration: Duration) {
-        durations.record(duration)
+    /// - Parameter started: ``now()`` when the request arrived.
+    func record(method: String, status: Int, since started: UInt64) {
+        let elapsed = Self.now() &- started
+        durations.record(.nanoseconds(Int64(truncatingIfNeeded: elapsed)))
         counter(method: MethodLabel(method), status: status).increment()
+    }
+
+    /// The monotonic clock in nanoseconds, for timing requests.
+    ///
+    /// A plain integer rather than `ContinuousClock.Instant`, whose layout is resilient:
+    /// carried through a request's closures, that one costs value-witness calls per request.
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     private func counter(method: MethodLabel, status: Int) -> Counter {
