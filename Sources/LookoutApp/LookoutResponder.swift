@@ -83,9 +83,10 @@ struct LookoutResponder: HTTPResponder {
 
     /// The response for a handler's result, logged with the request id and counted.
     ///
-    /// Called once per request, when its answer is made. (A held request that a wake
-    /// and the shutdown answer at the same moment may be counted twice; only one answer
-    /// is sent.)
+    /// Called once per request, when its answer is made. At shutdown a held request may
+    /// be counted with an answer that is not the one sent: a long-poll that a wake and
+    /// the shutdown answer at the same moment counts twice, and a task's late answer
+    /// counts instead of the 503 sent for it.
     private func finish(
         _ request: HTTPRequest,
         _ requestID: String,

@@ -27,26 +27,25 @@ extension ReadinessCheck {
             var random = SystemRandomNumberGenerator()
             let probe = path + "/.lookout-ready-" + String(random.next() as UInt64, radix: 16)
             let file = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            guard file >= 0 else { return failure("data directory \(path) is not writable") }
+            guard file >= 0 else { return failure(errno, "data directory \(path) is not writable") }
             let bytes: [UInt8] = Array("ready\n".utf8)
             let written = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
             var status: Status = .ok
             if written != bytes.count {
-                status = failure("cannot write to data directory \(path)")
+                status = failure(errno, "cannot write to data directory \(path)")
             } else if fsync(file) != 0 {
-                status = failure("cannot sync a file in data directory \(path)")
+                status = failure(errno, "cannot sync a file in data directory \(path)")
             }
             close(file)
             if unlink(probe) != 0, status == .ok {
-                status = failure("cannot remove a file from data directory \(path)")
+                status = failure(errno, "cannot remove a file from data directory \(path)")
             }
             return status
         }
     }
 
-    /// `what`, and the reason `errno` gives.
-    private static func failure(_ what: String) -> Status {
-        let reason = String(cString: strerror(errno))
-        return .failing("\(what): \(reason)")
+    /// `what`, and the reason for `code`; pass `errno` first, before anything can change it.
+    private static func failure(_ code: Int32, _ what: String) -> Status {
+        .failing("\(what): \(String(cString: strerror(code)))")
     }
 }

@@ -36,9 +36,10 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Where every metric of this application is registered.
-    public let registry = PrometheusCollectorRegistry()
+    let registry = PrometheusCollectorRegistry()
 
-    /// Requests suspended right now: long-polls, logins and verifications in progress.
+    /// Requests suspended right now: long-polls, and requests whose work runs in a task
+    /// (logins, verifications, writes, readiness checks).
     let heldSessions: Gauge
     /// The store's current revision.
     let storeRevision: Gauge
@@ -48,11 +49,11 @@ public final class ServiceMetrics: Sendable {
     private let exportedWakes = Mutex<UInt64>(0)
     private let hooks = Mutex<[@Sendable (ServiceMetrics) -> Void]>([])
 
-    public init() {
+    init() {
         heldSessions = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "lookout", metricName: "held_sessions", unitName: "",
-                helpText: "Requests held right now (long-polls, logins and verifications in progress)."))
+                helpText: "Requests held right now: long-polls, and logins, writes or readiness checks in progress."))
         storeRevision = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "lookout", metricName: "store_revision", unitName: "",
