@@ -17,14 +17,16 @@ final class RouteMetrics: Sendable {
 
     let pattern: String
     private let registry: PrometheusCollectorRegistry
-    private let durations: DurationHistogram
+    /// Seconds as `Double`: a `DurationHistogram` compares `Duration`s, which are calls
+    /// into the standard library (16 a record), ~40 ns more per request measured here.
+    private let durations: ValueHistogram
     /// Counters by ``counterKey(_:_:)``; a route sees a handful of (method, status) pairs.
     private let counters = Mutex<[(key: Int, counter: Counter)]>([])
 
     init(pattern: String, registry: PrometheusCollectorRegistry) {
         self.pattern = pattern
         self.registry = registry
-        durations = registry.makeDurationHistogram(
+        durations = registry.makeValueHistogram(
             descriptor: ServiceMetrics.requestDuration, labels: [("route", pattern)],
             buckets: ServiceMetrics.durationBuckets)
     }
@@ -33,7 +35,7 @@ final class RouteMetrics: Sendable {
     /// - Parameter started: ``now()`` when the request arrived.
     func record(method: String, status: Int, since started: UInt64) {
         let elapsed = Self.now() &- started
-        durations.record(.nanoseconds(Int64(truncatingIfNeeded: elapsed)))
+        durations.record(Double(elapsed) / 1e9)
         counter(method: MethodLabel(method), status: status).increment()
     }
 

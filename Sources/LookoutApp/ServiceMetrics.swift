@@ -15,12 +15,10 @@ public final class ServiceMetrics: Sendable {
     /// The Prometheus text exposition format.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// Request duration buckets, 100 µs to 10 s; a long-poll held longer counts in `+Inf`.
-    static let durationBuckets: [Duration] = [
-        .microseconds(100), .microseconds(250), .microseconds(500),
-        .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
-        .seconds(1), .seconds(2.5), .seconds(5), .seconds(10),
+    /// Request duration buckets in seconds, 100 µs to 10 s; a long-poll held longer
+    /// counts in `+Inf`.
+    static let durationBuckets: [Double] = [
+        0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
     ]
 
     // Computed: swift-prometheus 2.4.1 does not declare MetricNameDescriptor Sendable.
