@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // The HTTP server: the only code that includes <microhttpd.h>.
@@ -50,6 +52,7 @@ let package = Package(
             dependencies: [
                 "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds", "LookoutPersistence",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             resources: [.copy("Resources/demo-data.json")]
         ),
@@ -72,7 +75,11 @@ let package = Package(
             name: "LookoutPersistenceTests", dependencies: ["LookoutPersistence", "LookoutStore", "LookoutJSON"]),
         .testTarget(
             name: "LookoutAppTests",
-            dependencies: ["LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport"]
+            dependencies: [
+                "LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
         ),
     ]
 )

@@ -13,11 +13,14 @@ public final class Application: Sendable {
     private let server: HTTPServer
     private let deadlines: DeadlineTimer
     public let logger: Logger
+    /// What `GET /metrics` serves; this application's own registry.
+    public let metrics: ServiceMetrics
 
-    init(server: HTTPServer, deadlines: DeadlineTimer, logger: Logger) {
+    init(server: HTTPServer, deadlines: DeadlineTimer, logger: Logger, metrics: ServiceMetrics) {
         self.server = server
         self.deadlines = deadlines
         self.logger = logger
+        self.metrics = metrics
     }
 
     /// The port it listens on, once started.
@@ -60,20 +63,46 @@ public func buildApplication(
     } catch {
         throw StartupError("users: \(error)")
     }
+    try createDataDirectory(configuration)
     let key = try signingKey(configuration)
     let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
+    let metrics = ServiceMetrics()
+    let readiness = [
+        ReadinessCheck.store(store),
+        ReadinessCheck.storage(dataDirectory: configuration.dataDirectory).cached(for: .seconds(1)),
+        ReadinessCheck.database(state.persistence).cached(for: .seconds(1)),
+    ]
 
     var router = Router()
     SeedRoutes(users: users, tokens: tokens).register(in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
     WatchRoutes().register(in: &router)
+    OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
     let deadlines = DeadlineTimer()
     let responder = LookoutResponder(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
-        maxBodyBytes: configuration.http.maxBodyBytes, logger: logger)
-    return Application(
-        server: HTTPServer(configuration: configuration.http, responder: responder), deadlines: deadlines,
-        logger: logger)
+        maxBodyBytes: configuration.http.maxBodyBytes, logger: logger, metrics: metrics)
+    let server = HTTPServer(configuration: configuration.http, responder: responder)
+    // Weak: the server holds the routes, which hold the metrics.
+    metrics.beforeEachScrape { [weak server] metrics in
+        metrics.heldSessions.set(to: Double(server?.suspendedCount ?? 0))
+    }
+    metrics.beforeEachScrape { metrics in
+        metrics.storeRevision.set(to: Double(store.snapshot().revision))
+        metrics.exportWakes(total: store.wokenCount)
+    }
+    return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics)
+}
+
+/// Creates the data directory (mode 0700) if it is missing.
+private func createDataDirectory(_ configuration: AppConfiguration) throws {
+    do {
+        try FileManager.default.createDirectory(
+            atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+    } catch {
+        throw StartupError("cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
+    }
 }
 
 private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey {
@@ -81,14 +110,9 @@ private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey 
         if let given = configuration.signingKey {
             return try SigningKey(base64: given)
         }
-        try FileManager.default.createDirectory(
-            atPath: configuration.dataDirectory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
         return try SigningKey.loadOrCreate(at: configuration.dataDirectory + "/signing-key")
-    } catch let error as AuthError {
+    } catch {
         if case .invalidConfiguration(let reason) = error { throw StartupError(reason) }
         throw StartupError("signing key: \(error)")
-    } catch {
-        throw StartupError("cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
     }
 }

@@ -5,35 +5,59 @@ import LookoutStore
 
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
-/// and nowhere else.
+/// and nowhere else. Every answer is counted and timed by its route's ``RouteMetrics``.
 struct LookoutResponder: HTTPResponder {
     let router: Router
     let longPoll: LongPoll
     let maxBodyBytes: Int
     let logger: Logger
     let requestIDs = RequestIDGenerator()
+    /// Per pattern of `router`, by index.
+    private let routeMetrics: [RouteMetrics]
+    private let unmatchedMetrics: RouteMetrics
+    private let metrics: ServiceMetrics
+
+    init(router: Router, longPoll: LongPoll, maxBodyBytes: Int, logger: Logger, metrics: ServiceMetrics) {
+        self.router = router
+        self.longPoll = longPoll
+        self.maxBodyBytes = maxBodyBytes
+        self.logger = logger
+        routeMetrics = router.patterns.map { metrics.route($0) }
+        unmatchedMetrics = metrics.route(RouteMetrics.unmatched)
+        self.metrics = metrics
+    }
 
     func reply(to request: HTTPRequest) -> HTTPReply {
+        let started = RouteMetrics.now()
         let requestID = requestIDs.next(clientProvided: request.headers["X-Request-Id"])
-        if request.bodyTooLarge {
-            return .response(finish(request, requestID, .failure(APIError.payloadTooLarge(limit: maxBodyBytes))))
+        let match = router.match(method: request.method, path: request.path)
+        let measured: Measured
+        if case .found(_, _, let pattern) = match {
+            measured = Measured(metrics: routeMetrics[pattern], started: started)
+        } else {
+            measured = Measured(metrics: unmatchedMetrics, started: started)
         }
-        switch router.match(method: request.method, path: request.path) {
+        if request.bodyTooLarge {
+            return .response(
+                finish(request, requestID, measured, .failure(APIError.payloadTooLarge(limit: maxBodyBytes))))
+        }
+        switch match {
         case .notFound:
-            return .response(finish(request, requestID, .failure(APIError.notFound)))
+            return .response(finish(request, requestID, measured, .failure(APIError.notFound)))
         case .methodNotAllowed(let allowed):
-            return .response(finish(request, requestID, .failure(APIError.methodNotAllowed(allowed))))
-        case .found(let handler, let parameters):
+            return .response(finish(request, requestID, measured, .failure(APIError.methodNotAllowed(allowed))))
+        case .found(let handler, let parameters, _):
             let context = RequestContext(
                 request: request, requestID: requestID, pathParameters: parameters,
                 query: QueryParameters(request.rawQuery))
             switch handler {
             case .immediate(let handle):
-                return .response(finish(request, requestID, Result { try handle(context) }))
+                return .response(finish(request, requestID, measured, Result { try handle(context) }))
             case .view(let render):
+                // A held poll is finished when it is answered, so its time is the time held.
                 return longPoll.reply(
                     to: context, render: { try render(context, $0) },
-                    finish: { finish(request, requestID, $0) })
+                    finish: { finish(request, requestID, measured, $0) })
             case .deferred(let handle):
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
@@ -45,15 +69,39 @@ struct LookoutResponder: HTTPResponder {
                             } catch {
                                 result = .failure(error)
                             }
-                            held.respond(finish(request, requestID, result))
+                            held.respond(finish(request, requestID, measured, result))
                         }
                     })
             }
         }
     }
 
-    /// The response for a handler's result, logged with the request id.
+    /// Where a request's answer is counted, and when it arrived.
+    private struct Measured {
+        let metrics: RouteMetrics
+        /// ``RouteMetrics/now()`` when the request arrived.
+        let started: UInt64
+    }
+
+    /// The response for a handler's result, logged with the request id and counted.
+    ///
+    /// Called once per request, when its answer is made. At shutdown a held request may
+    /// be counted with an answer that is not the one sent: a long-poll that a wake and
+    /// the shutdown answer at the same moment counts twice, and a task's late answer
+    /// counts instead of the 503 sent for it.
     private func finish(
+        _ request: HTTPRequest,
+        _ requestID: String,
+        _ measured: Measured,
+        _ result: Result<HTTPResponse, any Error>
+    ) -> HTTPResponse {
+        let response = respond(request, requestID, result)
+        measured.metrics.record(
+            method: request.method, status: response.status, since: measured.started)
+        return response
+    }
+
+    private func respond(
         _ request: HTTPRequest,
         _ requestID: String,
         _ result: Result<HTTPResponse, any Error>
@@ -65,6 +113,7 @@ struct LookoutResponder: HTTPResponder {
                 "\(request.method) \(request.target) \(response.status)", metadata: ["request-id": "\(requestID)"])
             return response
         case .failure(let error):
+            if case .storageFailed = error as? StoreError { metrics.recordStorageError() }
             let apiError = Self.apiError(for: error)
             if apiError.status >= 500 {
                 logger.error(

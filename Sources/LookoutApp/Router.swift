@@ -16,13 +16,16 @@ enum RouteHandler: Sendable {
 /// with other methods gives 405 with the methods it allows; `HEAD` is served by `GET`.
 struct Router: Sendable {
     enum Match {
-        case found(RouteHandler, parameters: [String: String])
+        /// `pattern` indexes ``patterns``: the route as a metric label, never the raw path.
+        case found(RouteHandler, parameters: [String: String], pattern: Int)
         case methodNotAllowed([String])
         case notFound
     }
 
     private struct Route: Sendable {
         let method: String
+        /// Index of the route's pattern in ``Router/patterns``.
+        let pattern: Int
         let segments: [Segment]
         let handler: RouteHandler
         /// Per segment, whether it is literal: how a route is ranked against others.
@@ -40,14 +43,20 @@ struct Router: Sendable {
     }
 
     private var routes: [Route] = []
+    /// Each distinct pattern added, in the order first added, e.g. `/v1/{collection}`.
+    private(set) var patterns: [String] = []
 
     mutating func add(_ method: String, _ pattern: String, _ handler: RouteHandler) {
         let segments = pattern.split(separator: "/").map { part -> Segment in
             part.hasPrefix("{") && part.hasSuffix("}")
                 ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
         }
+        let index = patterns.firstIndex(of: pattern) ?? patterns.count
+        if index == patterns.count { patterns.append(pattern) }
         routes.append(
-            Route(method: method, segments: segments, handler: handler, specificity: segments.map { !$0.isParameter }))
+            Route(
+                method: method, pattern: index, segments: segments, handler: handler,
+                specificity: segments.map { !$0.isParameter }))
     }
 
     func match(method: String, path: Substring) -> Match {
@@ -72,7 +81,8 @@ struct Router: Sendable {
             }
         }
         if let best {
-            return .found(best.handler, parameters: Self.parameters(of: best.segments, in: decoded))
+            return .found(
+                best.handler, parameters: Self.parameters(of: best.segments, in: decoded), pattern: best.pattern)
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
     }

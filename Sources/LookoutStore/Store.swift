@@ -24,6 +24,7 @@ public final class Store: Sendable {
     private let registrar = FieldRegistrar()
     private let interner = Mutex(KeyInterner())
     private let journal: (any StoreJournal)?
+    private let woken = Atomic<UInt64>(0)
 
     /// A new store from declared collections, all at revision 1 (0 when empty), kept in
     /// memory only.
@@ -136,7 +137,8 @@ public final class Store: Sendable {
             }
             if !wakeKeys.isEmpty {
                 let ids = interner.withLock { interner in wakeKeys.map { interner.id(for: $0) } }
-                registrar.commit(ids, revision: planner.result.revision)
+                let count = registrar.commit(ids, revision: planner.result.revision)
+                woken.add(UInt64(count), ordering: .relaxed)
             }
             return Commit(
                 revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document,
@@ -174,6 +176,10 @@ public final class Store: Sendable {
 
     /// Waits still registered.
     public var waiterCount: Int { registrar.waiterCount }
+
+    /// Waits woken by a write since the store was made (not those cancelled, nor those
+    /// told `.alreadyChanged`).
+    public var wokenCount: UInt64 { woken.load(ordering: .relaxed) }
 }
 
 /// Interns ``StoreKey``s to the dense integers the registrar works with.

@@ -120,6 +120,8 @@ struct PersistenceTests {
             let list = try await app.request("GET", "/v1/galleries")
             #expect(list.status == 200)
             #expect(list.header("X-Total-Count") == String(24 + stored), "the refused write is not served")
+            let metrics = try await app.request("GET", "/metrics").text
+            #expect(metrics.split(separator: "\n").contains("lookout_storage_errors_total 1"), "counted once")
         }
     }
 }
