@@ -33,7 +33,7 @@ struct CollectionRoutes: Sendable {
         let collection = context.pathParameters["collection"] ?? ""
         // Every client asking the same query at the same revision shares one rendering;
         // the long-poll's own parameters do not change what is rendered.
-        let key = collection + "?" + context.query.encoded(excluding: ["wait", "since"])
+        let key = collection + "?" + context.query.encoded(excluding: LongPoll.parameters)
         return try rendered.view(for: key, at: snapshot) { snapshot in
             try renderList(collection, context.query, snapshot)
         }

@@ -16,6 +16,8 @@ import Synchronization
 struct LongPoll: Sendable {
     /// The header naming the keys whose change woke a held request.
     static let changedHeader = "Lookout-Changed"
+    /// The query parameters that make a read a long-poll; they do not change what it renders.
+    static let parameters: Set<String> = ["wait", "since"]
 
     let store: Store
     /// The longest wait a client may ask for, in seconds.

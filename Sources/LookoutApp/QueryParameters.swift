@@ -18,7 +18,8 @@ struct QueryParameters: Sendable {
 
     /// The items as sent whose names are not in `excluded`, joined by `&`.
     func encoded(excluding excluded: Set<String>) -> String {
-        zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
+        if items.count == 1, !excluded.contains(pairs[0].name) { return String(items[0]) }
+        return zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
     }
 
     /// The first value given for `name`.

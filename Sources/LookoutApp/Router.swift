@@ -67,22 +67,25 @@ struct Router: Sendable {
         // Of the routes for this method whose pattern matches, the most specific wins: a
         // literal segment beats a parameter (/v1/info_feed before /v1/{collection}).
         // Parameters are bound for the winner only: this runs on every request.
-        var best: Route?
-        var allowed: [String] = []
-        for route in routes where Self.matches(route.segments, decoded) {
-            guard route.method == method || (method == "HEAD" && route.method == "GET") else {
-                for name in route.method == "GET" ? ["GET", "HEAD"] : [route.method] where !allowed.contains(name) {
-                    allowed.append(name)
-                }
-                continue
-            }
-            if best == nil || Self.isMoreSpecific(route.specificity, than: best!.specificity) {
-                best = route
+        let lookup = method == "HEAD" ? "GET" : method
+        var best: Int?
+        for index in routes.indices where routes[index].method == lookup {
+            guard Self.matches(routes[index].segments, decoded) else { continue }
+            if best == nil || Self.isMoreSpecific(routes[index].specificity, than: routes[best!].specificity) {
+                best = index
             }
         }
         if let best {
+            let route = routes[best]
             return .found(
-                best.handler, parameters: Self.parameters(of: best.segments, in: decoded), pattern: best.pattern)
+                route.handler, parameters: Self.parameters(of: route.segments, in: decoded), pattern: route.pattern)
+        }
+        // Only now, for a 405: which methods this path does take.
+        var allowed: [String] = []
+        for route in routes where Self.matches(route.segments, decoded) {
+            for name in route.method == "GET" ? ["GET", "HEAD"] : [route.method] where !allowed.contains(name) {
+                allowed.append(name)
+            }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
     }

@@ -31,13 +31,14 @@ public struct HTTPRequest: Sendable {
 
     /// The path part of the target, still percent-encoded.
     public var path: Substring {
-        guard let mark = target.firstIndex(of: "?") else { return target[...] }
+        // Searched as UTF-8: a Character search would break the text into graphemes.
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return target[...] }
         return target[..<mark]
     }
 
     /// The query part of the target after `?`, still percent-encoded; empty when absent.
     public var rawQuery: Substring {
-        guard let mark = target.firstIndex(of: "?") else { return "" }
-        return target[target.index(after: mark)...]
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return "" }
+        return target[target.utf8.index(after: mark)...]
     }
 }
