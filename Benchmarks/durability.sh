@@ -55,7 +55,7 @@ time_until_ready() {
         kill -0 "$LOOKOUT_PID" 2>/dev/null || die "lookout exited while starting"
         if [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/readyz" 2>/dev/null) == 200 ]]; then
             end=$(date +%s%N)
-            echo "scale=3; ($end - $start) / 1000000000" | bc
+            awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
             return 0
         fi
         sleep 0.01

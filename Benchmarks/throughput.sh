@@ -95,39 +95,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-wait_until_answers() { # url pid name
-    local url=$1 pid=$2 name=$3 i
-    for ((i = 0; i < 150; i++)); do
-        kill -0 "$pid" 2>/dev/null || die "$name (pid $pid) exited before answering $url"
-        if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then
-            return 0
-        fi
-        sleep 0.1
-    done
-    die "$name did not answer $url within 15s"
-}
-
-# --- wrk parsing -------------------------------------------------------------------
-
-# Requests/sec from a wrk report.
-wrk_rps() { awk '$1 == "Requests/sec:" { print $2 }' "$1"; }
-
-# The 99% latency from a wrk --latency report, in milliseconds.
-wrk_p99_ms() {
-    awk '$1 == "99%" {
-        v = $2; n = v + 0; u = v; sub(/^[0-9.]+/, "", u)
-        if (u == "us") n /= 1000; else if (u == "s") n *= 1000
-        else if (u == "m") n *= 60000; else if (u == "h") n *= 3600000
-        printf "%.3f\n", n
-    }' "$1"
-}
-
-# Non-2xx/3xx responses plus socket errors (connect, read, write, timeout).
-wrk_errors() {
-    awk '/^  Non-2xx or 3xx responses:/ { e += $NF }
-         /^  Socket errors:/ { gsub(",", ""); e += $4 + $6 + $8 + $10 }
-         END { print e + 0 }' "$1"
-}
 
 minimum() { printf '%s\n' "$@" | sort -g | head -n 1; }
 maximum() { printf '%s\n' "$@" | sort -g | tail -n 1; }
