@@ -37,16 +37,12 @@ public enum DataCommands {
         collections: Int, documents: Int, users: Int
     ) {
         let data = try DataFile.load(path: path)
-        if FileManager.default.fileExists(atPath: configuration.databasePath) {
-            let existing = try openExisting(configuration)
-            if try existing.load() != nil {
-                guard replace else {
-                    throw StartupError(
-                        "\(configuration.databasePath) already holds state; pass --replace to replace it")
-                }
-                for suffix in ["", "-wal", "-shm"] {
-                    try? FileManager.default.removeItem(atPath: configuration.databasePath + suffix)
-                }
+        if try holdsState(configuration) {
+            guard replace else {
+                throw StartupError("\(configuration.databasePath) already holds state; pass --replace to replace it")
+            }
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: configuration.databasePath + suffix)
             }
         }
         let state = try ServiceState.open(configuration, data: data)
@@ -65,6 +61,14 @@ public enum DataCommands {
         } catch {
             throw StartupError("backup to \(destination): \(error)")
         }
+    }
+
+    /// Whether the database exists and holds state. Its connections are closed when this
+    /// returns, before anything removes its files: SQLite closing a connection later would
+    /// remove the WAL file by name, which by then could be a new database's.
+    private static func holdsState(_ configuration: AppConfiguration) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: configuration.databasePath) else { return false }
+        return try openExisting(configuration).load() != nil
     }
 
     /// The stored database, which must exist: these commands never create one.
