@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "lookout",
             dependencies: [
-                "LookoutApp",
+                "LookoutApp", "LookoutAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

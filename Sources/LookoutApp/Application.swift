@@ -57,12 +57,9 @@ public func buildApplication(
     let data = try DataFile.load(path: configuration.dataFile)
     let state = try ServiceState.open(configuration, data: data)
     let store = state.store
-    let users: UserDirectory
-    do {
-        users = try UserDirectory(state.users)
-    } catch {
-        throw StartupError("users: \(error)")
-    }
+    // Looked up at each login, so `lookout user` changes count while the server runs.
+    let records = UserRecords(persistence: state.persistence)
+    let users = UserDirectory(decoyCost: state.users.first?.passwordHash) { try records.user($0) }
     try createDataDirectory(configuration)
     let key = try signingKey(configuration)
     let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)

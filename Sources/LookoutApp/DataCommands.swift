@@ -21,9 +21,7 @@ public enum DataCommands {
         let declared = try DataFile.load(path: configuration.dataFile).collections
         var options: [String: DocumentCollection.Options] = [:]
         for collection in declared { options[collection.name] = collection.options }
-        let users = try persistence.records(ServiceState.userKind).sorted { $0.key < $1.key }.map {
-            try ServiceState.user($0.key, $0.value)
-        }
+        let users = try UserRecords(persistence: persistence).all()
         let file = DataFile.encode(
             collections: image.collections.map { ($0.name, options[$0.name] ?? .init(), $0.documents.map(\.fields)) },
             users: users)
@@ -72,7 +70,7 @@ public enum DataCommands {
     }
 
     /// The stored database, which must exist: these commands never create one.
-    private static func openExisting(_ configuration: AppConfiguration) throws -> any Persistence {
+    static func openExisting(_ configuration: AppConfiguration) throws -> any Persistence {
         guard configuration.database == .sqlite else { throw StartupError("only the SQLite database can be used here") }
         guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
             throw StartupError("no database at \(configuration.databasePath)")

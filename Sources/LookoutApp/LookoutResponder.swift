@@ -1,6 +1,7 @@
 import Logging
 import LookoutAuth
 import LookoutHTTP
+import LookoutPersistence
 import LookoutStore
 
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
@@ -114,6 +115,7 @@ struct LookoutResponder: HTTPResponder {
             return response
         case .failure(let error):
             if case .storageFailed = error as? StoreError { metrics.recordStorageError() }
+            if error is PersistenceError { metrics.recordStorageError() }
             let apiError = Self.apiError(for: error)
             if apiError.status >= 500 {
                 logger.error(
@@ -134,6 +136,7 @@ struct LookoutResponder: HTTPResponder {
         case let error as APIError: error
         case let error as AuthError: APIError(error)
         case let error as StoreError: APIError(error)
+        case is PersistenceError: APIError(StoreError.storageFailed(String(describing: error)))
         default: .internalError
         }
     }

@@ -15,8 +15,6 @@ import LookoutStore
 /// collections. Later starts read everything from storage and never import over edits;
 /// a collection declared in the data file but not yet stored is added then.
 struct ServiceState {
-    static let userKind = "users"
-
     let persistence: any Persistence
     let store: Store
     let users: [User]
@@ -28,15 +26,13 @@ struct ServiceState {
             if let stored = try persistence.load() {
                 image = stored
             } else {
-                for user in data.users {
-                    try persistence.putRecord(record(of: user), kind: userKind, key: user.email)
-                }
+                for user in data.users { try UserRecords(persistence: persistence).put(user) }
                 let epoch = randomEpoch()
                 try persistence.create(epoch: epoch)
                 image = StoreImage(epoch: epoch, revision: 0, collections: [])
             }
             let store = try Store(restoring: image, declarations: data.collections, journal: persistence)
-            let users = try persistence.records(userKind).sorted { $0.key < $1.key }.map { try user($0.key, $0.value) }
+            let users = try UserRecords(persistence: persistence).all()
             return ServiceState(persistence: persistence, store: store, users: users)
         } catch let error as StartupError {
             throw error
@@ -71,18 +67,6 @@ struct ServiceState {
         case .memory: "in-memory storage"
         case .sqlite: "database \(configuration.databasePath)"
         }
-    }
-
-    /// How a user is stored: `{"role", "password_hash"}` under its email.
-    static func record(of user: User) -> JSONValue {
-        ["role": .string(user.role.rawValue), "password_hash": .string(user.passwordHash.description)]
-    }
-
-    static func user(_ email: String, _ record: JSONValue) throws(StartupError) -> User {
-        guard let roleName = record["role"]?.stringValue, let role = User.Role(rawValue: roleName),
-            let hashText = record["password_hash"]?.stringValue, let hash = try? PasswordHash(hashText)
-        else { throw StartupError("stored user \(email) is damaged") }
-        return User(email: email, role: role, passwordHash: hash)
     }
 }
 

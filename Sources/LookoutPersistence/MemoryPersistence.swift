@@ -37,6 +37,10 @@ public final class MemoryPersistence: Persistence {
         state.withLock { $0.records[kind] ?? [:] }
     }
 
+    public func record(_ kind: String, key: String) throws(PersistenceError) -> JSONValue? {
+        state.withLock { $0.records[kind]?[key] }
+    }
+
     public func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError) {
         state.withLock { $0.records[kind, default: [:]][key] = value }
     }

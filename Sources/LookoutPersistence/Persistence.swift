@@ -16,6 +16,8 @@ public protocol Persistence: StoreJournal {
     func create(epoch: String) throws(PersistenceError)
     /// The records of `kind`, by key.
     func records(_ kind: String) throws(PersistenceError) -> [String: JSONValue]
+    /// The record of `kind` under `key`, if there is one.
+    func record(_ kind: String, key: String) throws(PersistenceError) -> JSONValue?
     /// Stores `value` under `kind` and `key`, durably; nil removes it.
     func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError)
     /// Throws unless a write could be stored now (for readiness checks).

@@ -250,6 +250,23 @@ public final class SQLitePersistence: Persistence {
         }
     }
 
+    public func record(_ kind: String, key: String) throws(PersistenceError) -> JSONValue? {
+        do {
+            return try pool.read { db in
+                guard
+                    let text = try String.fetchOne(
+                        db, sql: "SELECT value FROM records WHERE kind = ? AND key = ?", arguments: [kind, key])
+                else { return nil }
+                guard let value = try? JSONParser.parse(text) else {
+                    throw PersistenceError.corrupt("record \(kind)/\(key) is not JSON")
+                }
+                return value
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
     public func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError) {
         do {
             try pool.write { db in

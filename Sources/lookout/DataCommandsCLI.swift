@@ -11,7 +11,7 @@ struct Export: ParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() throws {
-        let bytes = try report { try DataCommands.export(try storage.configuration(Environment())) }
+        let bytes = try reportFailure { try DataCommands.export(try storage.configuration(Environment())) }
         FileHandle.standardOutput.write(Data(bytes))
     }
 }
@@ -32,7 +32,7 @@ struct Import: ParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() throws {
-        let counts = try report {
+        let counts = try reportFailure {
             try DataCommands.importFile(file, into: try storage.configuration(Environment()), replace: replace)
         }
         print("imported \(counts.collections) collections, \(counts.documents) documents, \(counts.users) users")
@@ -51,13 +51,13 @@ struct Backup: ParsableCommand {
     @OptionGroup var storage: StorageOptions
 
     func run() throws {
-        try report { try DataCommands.backup(try storage.configuration(Environment()), to: destination) }
+        try reportFailure { try DataCommands.backup(try storage.configuration(Environment()), to: destination) }
         print("backed up to \(destination)")
     }
 }
 
 /// Runs `body`, turning a failure into a message on standard error and exit status 1.
-private func report<Value>(_ body: () throws -> Value) throws -> Value {
+func reportFailure<Value>(_ body: () throws -> Value) throws -> Value {
     do {
         return try body()
     } catch let error as ValidationError {

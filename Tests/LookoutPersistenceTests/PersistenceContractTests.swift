@@ -93,6 +93,8 @@ struct PersistenceContractTests {
         try storage.putRecord("x", kind: "other", key: "a@example.com")
         #expect(try reopen().records("users") == ["a@example.com": ["role": "admin"]])
         #expect(try reopen().records("none") == [:])
+        #expect(try reopen().record("users", key: "a@example.com") == ["role": "admin"])
+        #expect(try reopen().record("users", key: "b@example.com") == nil)
         try storage.checkWritable()
     }
 
