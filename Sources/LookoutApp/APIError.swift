@@ -40,6 +40,13 @@ struct APIError: Error, Equatable {
         APIError(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
     }
 
+    static func tooManyAttempts(retryAfter seconds: Int) -> APIError {
+        APIError(
+            status: 429, code: "too_many_attempts",
+            message: "Too many failed logins for this account or address; retry in \(seconds) s.",
+            headers: [("Retry-After", String(seconds))])
+    }
+
     static func forbidden(_ message: String) -> APIError {
         APIError(status: 403, code: "forbidden", message: message)
     }

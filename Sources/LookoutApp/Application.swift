@@ -71,7 +71,7 @@ public func buildApplication(
     ]
 
     var router = Router()
-    SeedRoutes(users: users, tokens: tokens).register(in: &router)
+    SeedRoutes(users: users, tokens: tokens, throttle: LoginThrottle(now: now)).register(in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
     WatchRoutes().register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)

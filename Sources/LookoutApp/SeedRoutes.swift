@@ -11,6 +11,8 @@ import LookoutStore
 struct SeedRoutes: Sendable {
     let users: UserDirectory
     let tokens: TokenService
+    /// Failed logins slow down, then lock the account and the client address for a while.
+    let throttle: LoginThrottle
     /// Password checks (scrypt) run here, as many at once as there are cores.
     let passwords = BlockingQueue.perCore(label: "lookout.passwords")
 
@@ -31,7 +33,22 @@ struct SeedRoutes: Sendable {
         guard let password = body["password"]?.stringValue else {
             throw APIError.badRequest("invalid_body", "The body needs a string \"password\".")
         }
-        let user = try await passwords.run { [users] in try users.authenticate(email: email, password: password) }
+        let address = context.request.clientAddress
+        do {
+            try throttle.check(email: email, address: address)
+        } catch {
+            throw APIError.tooManyAttempts(retryAfter: error.retryAfter)
+        }
+        let user: User
+        do {
+            user = try await passwords.run { [users] in try users.authenticate(email: email, password: password) }
+        } catch AuthError.invalidCredentials {
+            // The 401 is held a while after repeated failures; a held request costs no thread.
+            let delay = throttle.failed(email: email, address: address)
+            if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
+            throw AuthError.invalidCredentials
+        }
+        throttle.succeeded(email: email)
         let token = try await tokens.issue(for: user)
         return noStore(.json(["token": .string(token)], requestID: context.requestID))
     }

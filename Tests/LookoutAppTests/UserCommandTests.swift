@@ -2,6 +2,7 @@ import Foundation
 import LookoutApp
 import LookoutAuth
 import LookoutJSON
+import LookoutTestSupport
 import Testing
 
 /// `lookout user add|list|remove|passwd` against the database of a running server.
@@ -35,6 +36,42 @@ struct UserCommandTests {
             #expect(throws: StartupError.self) {
                 try UserCommands.add("x@example.com", role: .reader, password: "", in: configuration)
             }
+        }
+    }
+}
+
+/// Throttling through the server: logins from 127.0.0.1 and from ::1 are two addresses.
+@Suite("Login throttling through the server", .timeLimit(.minutes(2)))
+struct LoginThrottleHTTPTests {
+    func login(_ app: LiveApp, _ email: String, _ password: String, from host: String = "127.0.0.1") async throws
+        -> TestHTTPResponse
+    {
+        try await app.request(
+            "POST", "/v1/auth/login", body: #"{"email":"\#(email)","password":"\#(password)"}"#, host: host)
+    }
+
+    @Test("repeated failures lock the account and the address with 429 and Retry-After; others are not slowed")
+    func lockout() async throws {
+        let clock = ManualWallClock()
+        try await withApp(clock: clock) { app in
+            // Ten wrong passwords at once: the later ones are held up to 4 s, none refused yet.
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<LoginThrottle.lockoutFailures {
+                    group.addTask { try await login(app, "demo@example.com", "wrong").status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses.allSatisfy { $0 == 401 }, "\(statuses)")
+            let locked = try await login(app, "demo@example.com", "demo-password", from: "::1")
+            #expect(locked.status == 429, "the account is locked from any address")
+            #expect(try locked.json["error"]?["code"] == "too_many_attempts")
+            #expect(locked.header("Retry-After") == "30")
+            #expect(try await login(app, "editor@example.com", "editor-password").status == 429, "so is the address")
+            let started = ContinuousClock.now
+            #expect(try await login(app, "editor@example.com", "editor-password", from: "::1").status == 200)
+            #expect(ContinuousClock.now - started < .seconds(3), "another account from another address is not slowed")
+            clock.advance(seconds: 31)
+            #expect(try await login(app, "demo@example.com", "demo-password", from: "::1").status == 200)
         }
     }
 }
