@@ -40,6 +40,9 @@ struct APIError: Error, Equatable {
         APIError(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
     }
 
+    /// A write (or a login's lookup) that storage could not take.
+    static let storageUnavailableCode = "storage_unavailable"
+
     static func tooManyAttempts(retryAfter seconds: Int) -> APIError {
         APIError(
             status: 429, code: "too_many_attempts",
@@ -88,7 +91,7 @@ extension APIError {
         case .storageFailed:
             // The cause (a full disk, a lost database) is logged, not sent.
             self = APIError(
-                status: 503, code: "storage_unavailable",
+                status: 503, code: APIError.storageUnavailableCode,
                 message: "The write could not be stored, so it was not made; reads still work. Retry later.",
                 headers: [("Retry-After", "5")])
         case .invalidCollectionName, .duplicateCollection, .invalidOptions, .invalidDocument:

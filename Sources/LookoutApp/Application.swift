@@ -60,7 +60,7 @@ public func buildApplication(
     // Looked up at each login, so `lookout user` changes count while the server runs.
     let records = UserRecords(persistence: state.persistence)
     let users = UserDirectory(decoyCost: state.users.first?.passwordHash) { try records.user($0) }
-    try createDataDirectory(configuration)
+    try ServiceState.createDataDirectory(configuration)
     let key = try signingKey(configuration)
     let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
     let metrics = ServiceMetrics()
@@ -89,17 +89,6 @@ public func buildApplication(
         metrics.exportWakes(total: store.wokenCount)
     }
     return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics)
-}
-
-/// Creates the data directory (mode 0700) if it is missing.
-private func createDataDirectory(_ configuration: AppConfiguration) throws {
-    do {
-        try FileManager.default.createDirectory(
-            atPath: configuration.dataDirectory, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-    } catch {
-        throw StartupError("cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
-    }
 }
 
 private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey {

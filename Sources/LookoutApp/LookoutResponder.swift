@@ -114,9 +114,8 @@ struct LookoutResponder: HTTPResponder {
                 "\(request.method) \(request.target) \(response.status)", metadata: ["request-id": "\(requestID)"])
             return response
         case .failure(let error):
-            if case .storageFailed = error as? StoreError { metrics.recordStorageError() }
-            if error is PersistenceError { metrics.recordStorageError() }
             let apiError = Self.apiError(for: error)
+            if apiError.code == APIError.storageUnavailableCode { metrics.recordStorageError() }
             if apiError.status >= 500 {
                 logger.error(
                     "\(request.method) \(request.target) \(apiError.status): \(String(reflecting: error))",

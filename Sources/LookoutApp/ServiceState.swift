@@ -46,19 +46,25 @@ struct ServiceState {
         case .memory:
             return MemoryPersistence()
         case .sqlite:
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: configuration.dataDirectory, withIntermediateDirectories: true,
-                    attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw StartupError(
-                    "cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
-            }
+            try createDataDirectory(configuration)
             do {
                 return try SQLitePersistence(path: configuration.databasePath, maxBytes: configuration.maxDatabaseBytes)
             } catch {
                 throw StartupError("\(describe(configuration)): \(error)")
             }
+        }
+    }
+
+    /// Creates the data directory (mode 0700) if it is missing. It holds the database,
+    /// the signing key and the readiness probe, so it exists whichever database is used.
+    static func createDataDirectory(_ configuration: AppConfiguration) throws(StartupError) {
+        do {
+            try FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw StartupError(
+                "cannot create data directory \(configuration.dataDirectory): \(error.localizedDescription)")
         }
     }
 

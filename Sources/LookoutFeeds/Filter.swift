@@ -43,9 +43,9 @@ public struct Filter: Sendable {
         case .equal: values.contains { Self.compare(value, $0) == .orderedSame }
         case .notEqual: !values.contains { Self.compare(value, $0) == .orderedSame }
         case .greater: values.allSatisfy { Self.compare(value, $0) == .orderedDescending }
-        case .atLeast: values.allSatisfy { [.orderedDescending, .orderedSame].contains(Self.compare(value, $0)) }
+        case .atLeast: values.allSatisfy { Self.compare(value, $0).map { $0 != .orderedAscending } ?? false }
         case .less: values.allSatisfy { Self.compare(value, $0) == .orderedAscending }
-        case .atMost: values.allSatisfy { [.orderedAscending, .orderedSame].contains(Self.compare(value, $0)) }
+        case .atMost: values.allSatisfy { Self.compare(value, $0).map { $0 != .orderedDescending } ?? false }
         case .like:
             if case .string(let text)? = value {
                 patterns.contains { $0.matches(text) }

@@ -9,8 +9,6 @@ public struct Projection: Sendable, Equatable {
     /// Reference fields to resolve, each declared in the collection's `references`.
     public let expand: [String]
 
-    public static let everything = Projection(fields: nil, expand: [])
-
     init(fields: [String]?, expand: [String]) {
         self.fields = fields
         self.expand = expand
