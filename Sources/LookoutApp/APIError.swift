@@ -124,6 +124,10 @@ extension APIError {
             self = .unauthorized(
                 "invalid_token", "The token is not valid yet.",
                 challenge: #"Bearer realm="lookout", error="invalid_token""#)
+        case .tokenRevoked:
+            self = .unauthorized(
+                "token_revoked", "The token has been revoked; log in again.",
+                challenge: #"Bearer realm="lookout", error="invalid_token""#)
         case .invalidConfiguration:
             self = .internalError
         }

@@ -1,4 +1,5 @@
 import Logging
+import LookoutAuth
 import LookoutHTTP
 
 /// Everything the service needs to start, gathered from flags and environment by the
@@ -13,6 +14,9 @@ public struct AppConfiguration: Sendable {
     public var tokenLifetime: Duration
     /// The token signing key as base64 (at least 32 bytes); nil keeps one in the data directory.
     public var signingKey: String?
+    /// The algorithm of the first key made in the data directory; `lookout keys rotate`
+    /// changes it later.
+    public var signingAlgorithm: SigningKey.Algorithm
     public var logLevel: Logger.Level
     /// The longest long-poll a client may ask for with `?wait=`, in seconds.
     public var maxWaitSeconds: Double
@@ -38,6 +42,7 @@ public struct AppConfiguration: Sendable {
         dataFile: String? = nil,
         tokenLifetime: Duration = .seconds(3600),
         signingKey: String? = nil,
+        signingAlgorithm: SigningKey.Algorithm = .hs256,
         logLevel: Logger.Level = .info,
         maxWaitSeconds: Double = 300,
         database: Database = .sqlite,
@@ -50,6 +55,7 @@ public struct AppConfiguration: Sendable {
         self.dataFile = dataFile
         self.tokenLifetime = tokenLifetime
         self.signingKey = signingKey
+        self.signingAlgorithm = signingAlgorithm
         self.logLevel = logLevel
         self.maxWaitSeconds = maxWaitSeconds
     }

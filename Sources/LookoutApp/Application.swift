@@ -61,8 +61,8 @@ public func buildApplication(
     let records = UserRecords(persistence: state.persistence)
     let users = UserDirectory(decoyCost: state.users.first?.passwordHash) { try records.user($0) }
     try ServiceState.createDataDirectory(configuration)
-    let key = try signingKey(configuration)
-    let tokens = await TokenService(key: key, lifetime: configuration.tokenLifetime, now: now)
+    let tokens = TokenService(
+        keys: try signingKeys(configuration, now: now()), lifetime: configuration.tokenLifetime, now: now)
     let metrics = ServiceMetrics()
     let readiness = [
         ReadinessCheck.store(store),
@@ -91,12 +91,14 @@ public func buildApplication(
     return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics)
 }
 
-private func signingKey(_ configuration: AppConfiguration) throws -> SigningKey {
+/// The key given in configuration, else the data directory's key ring, made on first start.
+private func signingKeys(_ configuration: AppConfiguration, now: Date) throws -> SigningKeys {
     do {
         if let given = configuration.signingKey {
-            return try SigningKey(base64: given)
+            return SigningKeys(fixed: KeyRing(try SigningKey(base64: given)))
         }
-        return try SigningKey.loadOrCreate(at: configuration.dataDirectory + "/signing-key")
+        let file = KeyRingFile(directory: configuration.dataDirectory)
+        return SigningKeys(file: file, ring: try file.loadOrCreate(algorithm: configuration.signingAlgorithm, now: now))
     } catch {
         if case .invalidConfiguration(let reason) = error { throw StartupError(reason) }
         throw StartupError("signing key: \(error)")

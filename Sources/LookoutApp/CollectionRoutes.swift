@@ -118,8 +118,8 @@ struct CollectionRoutes: Sendable {
     /// Writes need a valid token whose scope allows writing.
     private func authorizeWrite(_ context: RequestContext) async throws {
         let token = try BearerToken.parse(context.request.headers["Authorization"])
-        let claims = try await tokens.verify(token)
-        guard claims.scope == User.Role.editor.rawValue || claims.scope == User.Role.admin.rawValue else {
+        let claims = try tokens.verify(token)
+        guard claims.role == .editor || claims.role == .admin else {
             throw APIError.forbidden("Writing needs an editor's or an admin's token.")
         }
     }

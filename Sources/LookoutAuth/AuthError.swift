@@ -12,6 +12,8 @@ public enum AuthError: Error, Equatable, Sendable {
     case invalidToken(String)
     case tokenExpired
     case tokenNotYetValid
+    /// Revoked before it expired: by itself, or with its refresh-token family.
+    case tokenRevoked
     /// A stored password hash or signing key that cannot be used.
     case invalidConfiguration(String)
 }

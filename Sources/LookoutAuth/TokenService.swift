@@ -1,4 +1,3 @@
-import JWTKit
 import LookoutJSON
 
 #if canImport(FoundationEssentials)
@@ -7,85 +6,116 @@ import LookoutJSON
     import Foundation
 #endif
 
-/// Issues and verifies access tokens: HS256 JWTs with `kid`, `sub`, `iat`, `exp`, `jti`
-/// and `scope`.
+/// Issues and verifies access tokens: compact JWS (RFC 7515) JWTs signed by the key
+/// ring's active key, with `kid` in the header and the claims of ``AccessClaims``.
 ///
-/// Time is injected (`now`), so expiry is tested without waiting.
-public struct TokenService: Sendable {
-    public static let algorithm = "HS256"
+/// Verification is strict and needs no other library: the header must name a key of the
+/// ring and exactly that key's algorithm (so `alg: none`, HS256 with a public key and any
+/// other confusion fail before any cryptography), the signature must match, a retired key
+/// must not have signed after it retired, the times must be current and the token must
+/// not be revoked. Time is injected (`now`), so expiry is tested without waiting.
+public final class TokenService: Sendable {
+    /// Clocks may tick between issuing and checking, or differ a little between machines.
+    public static let leeway: TimeInterval = 1
+    /// Longer tokens are refused unread.
+    public static let maxTokenBytes = 8192
 
-    private let keys: JWTKeyCollection
-    private let keyID: String
-    private let lifetime: Duration
+    public let keys: SigningKeys
+    public let lifetime: Duration
+    public let revocations: Revocations
     private let now: @Sendable () -> Date
 
     /// - Parameters:
-    ///   - key: signs and verifies every token.
+    ///   - keys: the active key signs; every key of the ring verifies.
     ///   - lifetime: how long an issued token stays valid.
+    ///   - revocations: tokens refused before they expire.
     ///   - now: the wall clock.
-    public init(key: SigningKey, lifetime: Duration = .seconds(3600), now: @escaping @Sendable () -> Date) async {
-        keys = JWTKeyCollection()
-        await keys.add(
-            hmac: HMACKey(from: key.bytes), digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
-        keyID = key.id
+    public init(
+        keys: SigningKeys, lifetime: Duration = .seconds(3600), revocations: Revocations = Revocations(),
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.keys = keys
         self.lifetime = lifetime
+        self.revocations = revocations
         self.now = now
     }
 
-    /// A signed token for `user`, valid for the configured lifetime from now.
-    public func issue(for user: User) async throws -> String {
-        // Whole seconds: NumericDate may carry fractions, but many clients expect integers.
-        let issued = Date(timeIntervalSince1970: now().timeIntervalSince1970.rounded(.down))
-        let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
-        let claims = AccessClaims(
-            sub: SubjectClaim(value: user.email),
-            iat: IssuedAtClaim(value: issued),
-            exp: ExpirationClaim(value: issued.addingTimeInterval(seconds)),
-            jti: IDClaim(value: UUID().uuidString.lowercased()),
-            scope: user.role.rawValue)
-        return try await keys.sign(claims, kid: JWKIdentifier(string: keyID))
+    /// An access token and what it says.
+    public struct Issued: Sendable {
+        public let token: String
+        public let claims: AccessClaims
     }
 
-    /// The claims of `token` if it is ours, intact and current.
-    /// - Throws: ``AuthError/invalidToken(_:)``, ``AuthError/tokenExpired`` or
-    ///   ``AuthError/tokenNotYetValid``.
-    public func verify(_ token: String) async throws(AuthError) -> AccessClaims {
-        try checkHeader(of: token)
-        let claims: AccessClaims
-        do {
-            claims = try await keys.verify(token, as: AccessClaims.self)
-        } catch {
-            throw .invalidToken("the token's signature or claims are invalid")
-        }
+    /// A signed token for `user`, valid for the configured lifetime from now.
+    /// - Parameters:
+    ///   - scope: the role it acts with; the user's own when nil.
+    ///   - session: the refresh-token family it is issued from, if any.
+    public func issue(for user: User, scope: User.Role? = nil, session: String? = nil) -> Issued {
+        let issued = Date(timeIntervalSince1970: now().timeIntervalSince1970.rounded(.down))
+        let claims = AccessClaims(
+            subject: user.email, issuedAt: issued, expires: issued.addingTimeInterval(lifetimeSeconds),
+            id: UUID().uuidString.lowercased(), scope: (scope ?? user.role).rawValue, session: session)
+        return Issued(token: sign(claims), claims: claims)
+    }
+
+    /// The token's lifetime in whole seconds, as `expires_in` reports it.
+    public var lifetimeSeconds: TimeInterval {
+        TimeInterval(lifetime.components.seconds)
+    }
+
+    /// Signs any claims with the active key (tests forge tokens this way).
+    public func sign(_ claims: AccessClaims, header extra: JSONObject = [:]) -> String {
+        let key = keys.ring.active
+        var header: JSONObject = ["alg": .string(key.algorithm.rawValue), "typ": "JWT", "kid": .string(key.id)]
+        for member in extra { header[member.key] = member.value }
+        let input =
+            Base64URL.encode(JSONWriter.encode(.object(header))) + "."
+            + Base64URL.encode(JSONWriter.encode(claims.json))
+        return input + "." + Base64URL.encode(key.signature(for: Array(input.utf8)))
+    }
+
+    /// The claims of `token` if this service made it, it is intact, current and not revoked.
+    /// - Throws: ``AuthError/invalidToken(_:)``, ``AuthError/tokenExpired``,
+    ///   ``AuthError/tokenNotYetValid`` or ``AuthError/tokenRevoked``.
+    public func verify(_ token: String) throws(AuthError) -> AccessClaims {
+        let claims = try verifySignature(token)
         let current = now()
-        // One second of leeway for clocks that tick between issue and check.
-        if claims.iat.value.timeIntervalSince(current) > 1 { throw .tokenNotYetValid }
-        if claims.exp.value <= current { throw .tokenExpired }
+        if let notBefore = claims.notBefore, notBefore.timeIntervalSince(current) > Self.leeway {
+            throw .tokenNotYetValid
+        }
+        if claims.issuedAt.timeIntervalSince(current) > Self.leeway { throw .tokenNotYetValid }
+        if claims.expires <= current { throw .tokenExpired }
+        if revocations.isRevoked(claims) { throw .tokenRevoked }
         return claims
     }
 
-    /// Refuses tokens not made by this service before any cryptography: only HS256 with
-    /// our key id. jwt-kit would fall back to its default key for an unknown `kid`.
-    private func checkHeader(of token: String) throws(AuthError) {
-        let segments = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard segments.count == 3, let headerBytes = Base64URL.decode(segments[0]),
-            let header = try? JSONParser.parse(headerBytes)
+    /// The claims of a token whose signature is ours, whatever its times or revocation:
+    /// for revoking a token, which needs no current token.
+    public func verifySignature(_ token: String) throws(AuthError) -> AccessClaims {
+        guard token.utf8.count <= Self.maxTokenBytes else { throw .invalidToken("the token is too long") }
+        let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard segments.count == 3, let headerBytes = Base64URL.decode(Substring(segments[0])),
+            case .object(let header)? = try? JSONParser.parse(headerBytes)
         else { throw .invalidToken("not a JWT") }
-        guard header["alg"]?.stringValue == Self.algorithm else {
-            throw .invalidToken("the token's algorithm is not \(Self.algorithm)")
-        }
-        guard header["kid"]?.stringValue == keyID else {
+        // RFC 7515 §4.1.11: extensions that must be understood; Lookout knows none.
+        guard header["crit"] == nil else { throw .invalidToken("the token has critical extensions") }
+        guard let kid = header["kid"]?.stringValue, let entry = keys.ring.entry(id: kid) else {
             throw .invalidToken("the token was not signed by a known key")
         }
-    }
-}
-
-/// Unpadded base64url (RFC 4648 §5), as used in JWTs.
-enum Base64URL {
-    static func decode(_ text: Substring) -> [UInt8]? {
-        guard text.utf8.count <= 8192 else { return nil }
-        var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        while standard.utf8.count % 4 != 0 { standard += "=" }
-        return Data(base64Encoded: standard).map(Array.init)
+        guard header["alg"]?.stringValue == entry.key.algorithm.rawValue else {
+            throw .invalidToken("the token's algorithm is not its key's, \(entry.key.algorithm.rawValue)")
+        }
+        let signingInput = token.utf8.prefix(segments[0].count + 1 + segments[1].count)
+        guard let signature = Base64URL.decode(Substring(segments[2])),
+            entry.key.isValidSignature(signature, for: Array(signingInput))
+        else { throw .invalidToken("the token's signature is wrong") }
+        guard let payloadBytes = Base64URL.decode(Substring(segments[1])),
+            let payload = try? JSONParser.parse(payloadBytes), let claims = AccessClaims(json: payload)
+        else { throw .invalidToken("the token's claims are malformed") }
+        // A retired key signs nothing new: a later token was made with a stolen key.
+        if let retired = entry.retired, claims.issuedAt.timeIntervalSince(retired) > Self.leeway {
+            throw .invalidToken("the token was signed by a retired key")
+        }
+        return claims
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Logging
 import LookoutApp
+import LookoutAuth
 import LookoutHTTP
 
 #if canImport(Glibc)
@@ -32,6 +33,12 @@ struct Serve: AsyncParsableCommand {
             "Token signing key, base64 of at least 32 bytes. [env: LOOKOUT_TOKEN_KEY, default: generated into the data directory]"
     )
     var tokenKey: String?
+
+    @Option(
+        help:
+            "HS256 or EdDSA: the algorithm of the first key generated into the data directory; `lookout keys rotate` changes it later. [env: LOOKOUT_TOKEN_ALGORITHM, default: HS256]"
+    )
+    var tokenAlgorithm: String?
 
     @Option(help: "Server threads per address. [env: LOOKOUT_THREADS, default: 2]")
     var threads: Int?
@@ -91,6 +98,9 @@ struct Serve: AsyncParsableCommand {
             configuration.tokenLifetime = .seconds(seconds)
         }
         configuration.signingKey = tokenKey ?? environment.string("LOOKOUT_TOKEN_KEY")
+        if let name = tokenAlgorithm ?? environment.string("LOOKOUT_TOKEN_ALGORITHM") {
+            configuration.signingAlgorithm = try SigningKey.Algorithm(argument: name)
+        }
         if let seconds = try maxWait ?? environment.int("LOOKOUT_MAX_WAIT") {
             guard seconds > 0 else { throw ValidationError("--max-wait must be positive") }
             configuration.maxWaitSeconds = Double(seconds)

@@ -122,7 +122,8 @@ struct AuthContractTests {
             headers: [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")])
         #expect(verified.status == 200)
         let mode =
-            try FileManager.default.attributesOfItem(atPath: directory + "/signing-key")[.posixPermissions] as? Int
+            try FileManager.default.attributesOfItem(atPath: directory + "/signing-keys.json")[.posixPermissions]
+            as? Int
         #expect(mode == 0o600)
     }
 }

@@ -86,7 +86,7 @@ struct ExecutableTests {
             let port = try await lookout.port()
             let response = try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }
             #expect(response.status == 200)
-            #expect(FileManager.default.fileExists(atPath: directory + "/signing-key"))
+            #expect(FileManager.default.fileExists(atPath: directory + "/signing-keys.json"))
             kill(lookout.process.processIdentifier, signal)
             #expect(try await lookout.waitForExit() == 0)
             #expect(lookout.text.contains("stopped"))
