@@ -75,6 +75,7 @@ let package = Package(
             name: "LookoutAppTests",
             dependencies: [
                 "LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]

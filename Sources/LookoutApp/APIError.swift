@@ -14,6 +14,15 @@ struct APIError: Error, Equatable {
     let code: String
     let message: String
     var headers: [(String, String)] = []
+    /// How the body is shaped: Lookout's own, or RFC 6749 §5.2's for the OAuth endpoints.
+    var shape = Shape.lookout
+
+    enum Shape {
+        /// `{"error":{"code","message","requestId"}}`.
+        case lookout
+        /// `{"error": code, "error_description": message}`, what OAuth clients parse.
+        case oauth
+    }
 
     static func == (lhs: APIError, rhs: APIError) -> Bool {
         lhs.status == rhs.status && lhs.code == rhs.code && lhs.message == rhs.message
@@ -139,9 +148,13 @@ extension APIError {
 
     /// The wire form of this error for the request `requestID`.
     func response(requestID: String) -> HTTPResponse {
-        let body: JSONValue = [
-            "error": ["code": .string(code), "message": .string(message), "requestId": .string(requestID)]
-        ]
+        let body: JSONValue =
+            switch shape {
+            case .lookout:
+                ["error": ["code": .string(code), "message": .string(message), "requestId": .string(requestID)]]
+            case .oauth:
+                ["error": .string(code), "error_description": .string(message)]
+            }
         var response = HTTPResponse.json(body, status: status, requestID: requestID)
         for (name, value) in headers {
             response.headers.add(name, value)

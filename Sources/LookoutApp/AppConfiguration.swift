@@ -12,6 +12,8 @@ public struct AppConfiguration: Sendable {
     public var dataFile: String?
     /// How long an access token stays valid.
     public var tokenLifetime: Duration
+    /// How long a refresh token stays usable; each use gives a new one.
+    public var refreshTokenLifetime: Duration
     /// The token signing key as base64 (at least 32 bytes); nil keeps one in the data directory.
     public var signingKey: String?
     /// The algorithm of the first key made in the data directory; `lookout keys rotate`
@@ -41,6 +43,7 @@ public struct AppConfiguration: Sendable {
         dataDirectory: String = "./data",
         dataFile: String? = nil,
         tokenLifetime: Duration = .seconds(3600),
+        refreshTokenLifetime: Duration = .seconds(30 * 86400),
         signingKey: String? = nil,
         signingAlgorithm: SigningKey.Algorithm = .hs256,
         logLevel: Logger.Level = .info,
@@ -54,6 +57,7 @@ public struct AppConfiguration: Sendable {
         self.dataDirectory = dataDirectory
         self.dataFile = dataFile
         self.tokenLifetime = tokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
         self.signingKey = signingKey
         self.signingAlgorithm = signingAlgorithm
         self.logLevel = logLevel

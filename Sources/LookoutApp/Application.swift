@@ -71,7 +71,12 @@ public func buildApplication(
     ]
 
     var router = Router()
-    SeedRoutes(users: users, tokens: tokens, throttle: LoginThrottle(now: now)).register(in: &router)
+    let login = PasswordLogin(users: users, throttle: LoginThrottle(now: now))
+    SeedRoutes(login: login, tokens: tokens).register(in: &router)
+    let sessions = RefreshSessions(
+        persistence: state.persistence, tokens: tokens, lifetime: configuration.refreshTokenLifetime, now: now)
+    try sessions.restore()
+    TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now).register(in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
     WatchRoutes().register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)

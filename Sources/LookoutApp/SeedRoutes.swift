@@ -9,22 +9,18 @@ import LookoutStore
 /// collections declared in the data file (``CollectionRoutes``): `info_feed` with a page
 /// envelope, `category_feeds` sorted by rank.
 struct SeedRoutes: Sendable {
-    let users: UserDirectory
+    let login: PasswordLogin
     let tokens: TokenService
-    /// Failed logins slow down, then lock the account and the client address for a while.
-    let throttle: LoginThrottle
-    /// Password checks (scrypt) run here, as many at once as there are cores.
-    let passwords = BlockingQueue.perCore(label: "lookout.passwords")
 
     func register(in router: inout Router) {
-        router.add("POST", "/v1/auth/login", .deferred(login))
+        router.add("POST", "/v1/auth/login", .deferred(logIn))
         router.add("POST", "/v1/auth/verify", .deferred(verify))
         router.add("GET", "/images/{name}", .immediate(image))
     }
 
     /// `POST /v1/auth/login`: `{"email","password"}` → `{"token"}`. Any Authorization
     /// header is ignored: the app sends its stale token here too.
-    func login(_ context: RequestContext) async throws -> HTTPResponse {
+    func logIn(_ context: RequestContext) async throws -> HTTPResponse {
         let body = try context.jsonBody()
         guard case .object = body else { throw APIError.badRequest("invalid_body", "The body must be a JSON object.") }
         guard let email = body["email"]?.stringValue else {
@@ -33,22 +29,7 @@ struct SeedRoutes: Sendable {
         guard let password = body["password"]?.stringValue else {
             throw APIError.badRequest("invalid_body", "The body needs a string \"password\".")
         }
-        let address = context.request.clientAddress
-        do {
-            try throttle.check(email: email, address: address)
-        } catch {
-            throw APIError.tooManyAttempts(retryAfter: error.retryAfter)
-        }
-        let user: User
-        do {
-            user = try await passwords.run { [users] in try users.authenticate(email: email, password: password) }
-        } catch AuthError.invalidCredentials {
-            // The 401 is held a while after repeated failures; a held request costs no thread.
-            let delay = throttle.failed(email: email, address: address)
-            if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
-            throw AuthError.invalidCredentials
-        }
-        throttle.succeeded(email: email)
+        let user = try await login.authenticate(email: email, password: password, from: context.request.clientAddress)
         let token = tokens.issue(for: user).token
         return noStore(.json(["token": .string(token)], requestID: context.requestID))
     }

@@ -28,6 +28,13 @@ public enum UserCommands {
         try users.put(User(email: user.email, role: user.role, passwordHash: try hash(password)))
     }
 
+    /// Gives a user another role. Their refresh tokens then give tokens of no more than it.
+    public static func setRole(_ email: String, role: User.Role, in configuration: AppConfiguration) throws {
+        let users = try records(configuration)
+        guard let user = try users.user(email) else { throw StartupError("no user \(User.normalize(email))") }
+        try users.put(User(email: user.email, role: role, passwordHash: user.passwordHash))
+    }
+
     public static func remove(_ email: String, in configuration: AppConfiguration) throws {
         let users = try records(configuration)
         guard try users.user(email) != nil else { throw StartupError("no user \(User.normalize(email))") }

@@ -5,10 +5,10 @@
 #endif
 
 /// Unpadded base64url (RFC 4648 §5), as used in JWTs, JWKs and refresh tokens.
-enum Base64URL {
+public enum Base64URL {
     /// Decodes unpadded base64url; nil for anything else, padding included, and for text
     /// longer than `limit` characters.
-    static func decode(_ text: some StringProtocol, limit: Int = 16_384) -> [UInt8]? {
+    public static func decode(_ text: some StringProtocol, limit: Int = 16_384) -> [UInt8]? {
         let utf8 = text.utf8
         guard utf8.count <= limit, utf8.count % 4 != 1 else { return nil }
         var standard = [UInt8]()
@@ -27,9 +27,17 @@ enum Base64URL {
         return Data(base64Encoded: Data(standard)).map(Array.init)
     }
 
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var text = Data(bytes).base64EncodedString()
         text.removeAll { $0 == "=" }
         return String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+    }
+}
+
+extension Base64URL {
+    /// `byteCount` bytes from the system's secure random source, base64url.
+    public static func random(byteCount: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return encode((0..<byteCount).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }

@@ -30,6 +30,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
+            "Seconds a refresh token stays usable; each use gives a new one. [env: LOOKOUT_REFRESH_TOKEN_LIFETIME, default: 2592000]"
+    )
+    var refreshTokenLifetime: Int?
+
+    @Option(
+        help:
             "Token signing key, base64 of at least 32 bytes. [env: LOOKOUT_TOKEN_KEY, default: generated into the data directory]"
     )
     var tokenKey: String?
@@ -96,6 +102,10 @@ struct Serve: AsyncParsableCommand {
         if let seconds = try tokenLifetime ?? environment.int("LOOKOUT_TOKEN_LIFETIME") {
             guard seconds > 0 else { throw ValidationError("--token-lifetime must be positive") }
             configuration.tokenLifetime = .seconds(seconds)
+        }
+        if let seconds = try refreshTokenLifetime ?? environment.int("LOOKOUT_REFRESH_TOKEN_LIFETIME") {
+            guard seconds > 0 else { throw ValidationError("--refresh-token-lifetime must be positive") }
+            configuration.refreshTokenLifetime = .seconds(seconds)
         }
         configuration.signingKey = tokenKey ?? environment.string("LOOKOUT_TOKEN_KEY")
         if let name = tokenAlgorithm ?? environment.string("LOOKOUT_TOKEN_ALGORITHM") {

@@ -8,7 +8,7 @@ struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user",
         abstract: "Manage the users who can log in; changes count at once, even while the server runs.",
-        subcommands: [Add.self, List.self, Remove.self, Passwd.self])
+        subcommands: [Add.self, List.self, Remove.self, Passwd.self, Role.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -48,7 +48,8 @@ struct UserCommand: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a user; their tokens stay valid until they expire.")
+            abstract:
+                "Remove a user; their access tokens stay valid until they expire, their refresh tokens stop working.")
 
         @Argument(help: "The user's email.")
         var email: String
@@ -76,6 +77,31 @@ struct UserCommand: ParsableCommand {
                 try UserCommands.passwd(email, password: password, in: try storage.configuration(Environment()))
             }
             print("changed the password of \(User.normalize(email))")
+        }
+    }
+}
+
+extension UserCommand {
+    struct Role: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a user another role; tokens issued later, refreshed ones included, carry it.")
+
+        @Argument(help: "The user's email.")
+        var email: String
+
+        @Argument(help: "reader, editor or admin.")
+        var role: String
+
+        @OptionGroup var storage: StorageOptions
+
+        func run() throws {
+            guard let role = User.Role(rawValue: role) else {
+                throw ValidationError("the role must be reader, editor or admin, not '\(role)'")
+            }
+            try reportFailure {
+                try UserCommands.setRole(email, role: role, in: try storage.configuration(Environment()))
+            }
+            print("\(User.normalize(email)) is now \(role.rawValue)")
         }
     }
 }
