@@ -107,7 +107,7 @@ python3 - "$TMP/big.json" "$DOCUMENTS" "$FIELDS" <<'PY'
 import json, sys
 path, documents, fields = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with open(path, "w") as out:
-    out.write('{"collections": [{"name": "items", "documents": [')
+    out.write('{"collections": [{"name": "items", "public": true, "documents": [')
     for i in range(1, documents + 1):
         doc = {"id": i}
         for f in range(fields):

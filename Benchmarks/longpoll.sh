@@ -113,7 +113,7 @@ python3 - "$REPO_ROOT/Sources/LookoutApp/Resources/demo-data.json" "$DATA_FILE" 
 import json, sys
 users = json.load(open(sys.argv[1]))["users"]
 docs = [{"id": i, "v": 0} for i in range(1, int(sys.argv[3]) + 1)]
-json.dump({"collections": [{"name": "items", "documents": docs}], "users": users},
+json.dump({"collections": [{"name": "items", "public": True, "documents": docs}], "users": users},
           open(sys.argv[2], "w"), separators=(",", ":"))
 EOF
 log "data file: items, $DOCUMENTS documents {\"id\":N,\"v\":0} ($(wc -c <"$DATA_FILE") bytes)"

@@ -1,4 +1,5 @@
 import LookoutAuth
+import LookoutFeeds
 import LookoutHTTP
 import LookoutJSON
 import LookoutStore
@@ -59,6 +60,14 @@ struct APIError: Error, Equatable {
             headers: [("Retry-After", String(seconds))])
     }
 
+    /// A read that names what only a token holder may read (RFC 6750 §3: a request
+    /// without a token gets the challenge and no error code of its own).
+    static func tokenRequired(_ message: String) -> APIError {
+        APIError(
+            status: 401, code: "token_required", message: message,
+            headers: [("WWW-Authenticate", #"Bearer realm="lookout""#)])
+    }
+
     static func forbidden(_ message: String) -> APIError {
         APIError(status: 403, code: "forbidden", message: message)
     }
@@ -84,6 +93,11 @@ struct APIError: Error, Equatable {
 }
 
 extension APIError {
+    /// A query parameter that cannot be used: 400, or 401 when a token would allow it.
+    init(_ error: QueryError) {
+        self = error.needsToken ? .tokenRequired(error.message) : .invalidParameter(error.parameter, error.message)
+    }
+
     /// What a refused write means to the client.
     init(_ error: StoreError) {
         switch error {

@@ -78,7 +78,7 @@ public func buildApplication(
     try sessions.restore()
     TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now).register(in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
-    WatchRoutes().register(in: &router)
+    WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
     let deadlines = DeadlineTimer()
     let responder = LookoutResponder(

@@ -9,14 +9,18 @@ import LookoutStore
 /// read and wait on fewer fields), and writes: `POST` (201 + `Location`), `PUT`,
 /// `PATCH` (JSON merge patch) and `DELETE`, with `If-Match` and an editor's token.
 ///
-/// Registered after the seed app's routes, whose literal paths win.
+/// Reads see what their reader may (``ReadAccess``): a token holder every field, anyone
+/// else the collection's public fields. Registered after the seed app's routes, whose
+/// literal paths win.
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
     /// One write at a time, in order, each waiting for the disk off the task threads.
     let writes = BlockingQueue(label: "lookout.writes")
-    /// Rendered lists, by collection and query.
+    /// Rendered lists, by scope, collection and query.
     let rendered = RenderCache<String>()
+
+    private var access: ReadAccess { ReadAccess(tokens: tokens) }
 
     func register(in router: inout Router) {
         router.add("GET", "/v1/{collection}", .view(list))
@@ -31,24 +35,29 @@ struct CollectionRoutes: Sendable {
     /// (``ListQuery``), answered with `X-Total-Count` and, when paged, `Link`.
     func list(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let collection = context.pathParameters["collection"] ?? ""
-        // Every client asking the same query at the same revision shares one rendering;
-        // the long-poll's own parameters do not change what is rendered.
-        let key = collection + "?" + context.query.encoded(excluding: LongPoll.parameters)
+        guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
+        // Checked at every render, a held poll's too: its token may expire while it waits.
+        let scope = try access.scope(of: context, for: options)
+        // Every client asking the same query in the same scope at the same revision shares
+        // one rendering; the long-poll's own parameters do not change what is rendered.
+        let key =
+            (scope == .everything ? "" : "public ") + collection + "?"
+            + context.query.encoded(excluding: LongPoll.parameters)
         return try rendered.view(for: key, at: snapshot) { snapshot in
-            try renderList(collection, context.query, snapshot)
+            try renderList(collection, options, context.query, scope, snapshot)
         }
     }
 
-    private func renderList(_ collection: String, _ parameters: QueryParameters, _ snapshot: StoreSnapshot) throws
-        -> RenderedView
-    {
-        let parsed: ListQuery?
-        do {
-            parsed = try ListQuery(collection: collection, parameters: parameters.pairs, in: snapshot)
-        } catch {
-            throw APIError.invalidParameter(error.parameter, error.message)
-        }
-        guard let query = parsed else { throw APIError.notFound }
+    private func renderList(
+        _ collection: String,
+        _ options: DocumentCollection.Options,
+        _ parameters: QueryParameters,
+        _ scope: ReadScope,
+        _ snapshot: StoreSnapshot
+    ) throws -> RenderedView {
+        guard
+            let query = try ListQuery(collection: collection, parameters: parameters.pairs, in: snapshot, scope: scope)
+        else { throw APIError.notFound }
         var reads = ReadSet()
         let result = query.evaluate(in: snapshot, reads: &reads)
         let items = JSONValue.array(result.documents.map(JSONValue.object))
@@ -62,26 +71,26 @@ struct CollectionRoutes: Sendable {
         if let link = links.header(for: result.window) {
             headers.append(("Link", link))
         }
-        return RenderedView(body: JSONWriter.encode(body), headers: headers, reads: reads, revision: snapshot.revision)
+        return RenderedView(
+            body: JSONWriter.encode(body), headers: headers, caching: scope.cacheHeaders(for: options), reads: reads,
+            revision: snapshot.revision)
     }
 
     /// `GET /v1/{collection}/{id}` with `fields=` and `expand=`.
     func document(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let (collection, id) = try target(context)
         guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
-        let projection: Projection
-        do {
-            projection = try Projection(
-                fields: context.query["fields"], expand: context.query["expand"], collection: collection,
-                options: options)
-        } catch {
-            throw APIError.invalidParameter(error.parameter, error.message)
-        }
+        let scope = try access.scope(of: context, for: options)
+        let projection = try Projection(
+            fields: context.query["fields"], expand: context.query["expand"], collection: collection,
+            options: options, scope: scope, in: snapshot)
         var reads = ReadSet()
         guard let document = projection.read(id, in: collection, from: snapshot, reads: &reads) else {
             throw APIError.notFound
         }
-        return RenderedView(body: JSONWriter.encode(.object(document)), reads: reads, revision: snapshot.revision)
+        return RenderedView(
+            body: JSONWriter.encode(.object(document)), caching: scope.cacheHeaders(for: options), reads: reads,
+            revision: snapshot.revision)
     }
 
     func create(_ context: RequestContext) async throws -> HTTPResponse {

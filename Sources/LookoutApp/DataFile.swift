@@ -72,8 +72,8 @@ struct DataFile {
         self.users = users
     }
 
-    /// A collection's declared options: `sort`, `page_size`, `ignored`, `references`
-    /// and `page_envelope`.
+    /// A collection's declared options: `sort`, `page_size`, `ignored`, `references`,
+    /// `page_envelope` and `public`.
     private static func options(_ declaration: JSONObject, _ name: String) throws -> DocumentCollection.Options {
         var options = DocumentCollection.Options()
         if let sort = declaration["sort"] {
@@ -103,6 +103,12 @@ struct DataFile {
             }
             options.pageEnvelope = key
         }
+        switch declaration["public"] {
+        case nil, .bool(false)?: options.publicFields = .none
+        case .bool(true)?: options.publicFields = .all
+        case .array(let names)?: options.publicFields = .fields(try strings(.array(names), "\(name).public"))
+        default: throw StartupError("\(name).public must be true, false or a list of field names")
+        }
         return options
     }
 
@@ -124,6 +130,11 @@ struct DataFile {
                     JSONObject(options.references.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) }))
             }
             if let envelope = options.pageEnvelope { object["page_envelope"] = .string(envelope) }
+            switch options.publicFields {
+            case .none: break
+            case .all: object["public"] = true
+            case .only(let names): object["public"] = .array(names.map(JSONValue.string))
+            }
             object["documents"] = .array(collection.documents.map(JSONValue.object))
             return .object(object)
         }

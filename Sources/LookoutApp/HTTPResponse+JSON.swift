@@ -22,16 +22,18 @@ extension HTTPResponse {
     static func view(_ view: RenderedView, epoch: String, context: RequestContext) -> HTTPResponse {
         let tag = EntityTag(epoch: epoch, revision: view.reads.revision)
         if tag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
-            return notModified(tag, requestID: context.requestID)
+            return notModified(tag, caching: view.caching, requestID: context.requestID)
         }
         var response = json(body: view.body, tag: tag, requestID: context.requestID)
-        for (name, value) in view.headers { response.headers.add(name, value) }
+        for (name, value) in view.headers + view.caching { response.headers.add(name, value) }
         return response
     }
 
-    /// 304 with the unchanged cursor.
-    static func notModified(_ tag: EntityTag, requestID: String) -> HTTPResponse {
-        HTTPResponse(status: 304, headers: HTTPHeaders([("ETag", tag.header), ("X-Request-Id", requestID)]))
+    /// 304 with the unchanged cursor, and the caching headers its 200 would have had
+    /// (RFC 9110 §15.4.5).
+    static func notModified(_ tag: EntityTag, caching: [(String, String)] = [], requestID: String) -> HTTPResponse {
+        HTTPResponse(
+            status: 304, headers: HTTPHeaders([("ETag", tag.header), ("X-Request-Id", requestID)] + caching))
     }
 
     /// A JSON body with its `ETag`.

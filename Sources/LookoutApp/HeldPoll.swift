@@ -14,16 +14,17 @@ final class HeldPoll: Sendable {
     /// What a held poll is answered with.
     enum Answer: Sendable {
         case fresh(RenderedView, epoch: String, changed: [String])
-        case notModified(EntityTag)
+        /// The unchanged cursor, with the latest rendering's caching headers.
+        case notModified(EntityTag, caching: [(String, String)])
 
         func response(requestID: String) -> HTTPResponse {
             switch self {
-            case .notModified(let tag):
-                return .notModified(tag, requestID: requestID)
+            case .notModified(let tag, let caching):
+                return .notModified(tag, caching: caching, requestID: requestID)
             case .fresh(let view, let epoch, let changed):
                 var response = HTTPResponse.json(
                     body: view.body, tag: EntityTag(epoch: epoch, revision: view.reads.revision), requestID: requestID)
-                for (name, value) in view.headers { response.headers.add(name, value) }
+                for (name, value) in view.headers + view.caching { response.headers.add(name, value) }
                 response.headers.add(LongPoll.changedHeader, changed.joined(separator: ", "))
                 return response
             }
@@ -64,11 +65,13 @@ final class HeldPoll: Sendable {
 
     /// The 304 for the latest rendering, for the deadline and for shutdown.
     func notModified(requestID: String) -> HTTPResponse {
-        Answer.notModified(tag).response(requestID: requestID)
+        unchanged.response(requestID: requestID)
     }
 
-    private var tag: EntityTag {
-        EntityTag(epoch: epoch, revision: state.withLock { $0.view.reads.revision })
+    /// The 304 answer for the latest rendering.
+    private var unchanged: Answer {
+        let view = state.withLock { $0.view }
+        return .notModified(EntityTag(epoch: epoch, revision: view.reads.revision), caching: view.caching)
     }
 
     /// Holds the poll for `wait` seconds plus jitter.
@@ -79,7 +82,7 @@ final class HeldPoll: Sendable {
         let token = deadlines.schedule(after: .seconds(wait + jitter)) { [self] in
             // Cancelled here means not woken: nothing it read has changed.
             if let waiter = state.withLock({ $0.waiter }), store.cancel(waiter) {
-                held.respond(answer(.success(.notModified(tag))))
+                held.respond(answer(.success(unchanged)))
             }
         }
         deadline.withLock { $0 = token }
@@ -98,7 +101,7 @@ final class HeldPoll: Sendable {
                 state.withLock { $0.waiter = waiter }
                 // A deadline that fired before the waiter was stored found nothing to cancel.
                 if let token = deadline.withLock({ $0 }), !deadlines.isPending(token), store.cancel(waiter) {
-                    held.respond(answer(.success(.notModified(tag))))
+                    held.respond(answer(.success(unchanged)))
                 }
                 return
             case .alreadyChanged(let keys, _):

@@ -1,5 +1,6 @@
 import Logging
 import LookoutAuth
+import LookoutFeeds
 import LookoutHTTP
 import LookoutPersistence
 import LookoutStore
@@ -135,6 +136,7 @@ struct LookoutResponder: HTTPResponder {
         case let error as APIError: error
         case let error as AuthError: APIError(error)
         case let error as StoreError: APIError(error)
+        case let error as QueryError: APIError(error)
         case is PersistenceError: APIError(StoreError.storageFailed(String(describing: error)))
         default: .internalError
         }

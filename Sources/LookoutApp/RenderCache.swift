@@ -6,6 +6,8 @@ struct RenderedView: Sendable {
     let body: [UInt8]
     /// Headers that belong to the content, such as `Link` and `X-Total-Count`.
     var headers: [(String, String)] = []
+    /// Headers for caches (`Vary`, `Cache-Control`), sent with a 304 for the view too.
+    var caching: [(String, String)] = []
     let reads: ReadSet
     /// The snapshot's revision; the view is current while the store is at it.
     let revision: UInt64

@@ -1,3 +1,4 @@
+import LookoutFeeds
 import LookoutHTTP
 import LookoutJSON
 import LookoutStore
@@ -8,9 +9,14 @@ import LookoutStore
 /// `{"read": [...]}` for long lists; `wait`, `since` and `If-None-Match` as on every view.
 /// Each read is `collection/id.field` (one field) or `collection/id` (the whole
 /// document). The answer is `{"values": {read: value or null}, "cursor": "<epoch>-<rev>"}`.
+///
+/// Each read follows the rules of a read of its collection (``ReadAccess``): without a
+/// token, only public fields, and a whole document is its public fields.
 struct WatchRoutes: Sendable {
     /// Most reads in one watch.
     static let maxReads = 1_000
+
+    let access: ReadAccess
 
     func register(in router: inout Router) {
         router.add("GET", "/v1/watch", .view(watch))
@@ -21,13 +27,24 @@ struct WatchRoutes: Sendable {
         let names = try readNames(context)
         var reads = ReadSet()
         var values = JSONObject()
+        // The token is verified once per render, and only if a read needs it.
+        var reader: Reader?
+        // The scope of the reads that depend on the token (one: a refused token throws).
+        var tokenScope: ReadScope?
         for name in names {
             let target = try Self.parse(name)
-            guard snapshot.hasCollection(target.collection) else {
+            guard let options = snapshot.options(of: target.collection) else {
                 throw APIError.invalidParameter("read", "no collection '\(target.collection)' in '\(name.prefix(64))'.")
             }
-            let document = snapshot.document(
-                target.id, in: target.collection, fields: target.field.map { [$0] }, reads: &reads)
+            var scope = ReadScope.everything
+            if options.publicFields != .all {
+                let current = reader ?? access.reader(of: context)
+                reader = current
+                scope = try current.scope(for: options)
+                tokenScope = scope
+            }
+            let fields = try Self.fields(read: name, target, options, scope)
+            let document = snapshot.document(target.id, in: target.collection, fields: fields, reads: &reads)
             if let field = target.field {
                 values[name] = document?[field] ?? .null
             } else {
@@ -38,7 +55,26 @@ struct WatchRoutes: Sendable {
             "values": .object(values),
             "cursor": .string("\(snapshot.epoch)-\(reads.revision)"),
         ]
-        return RenderedView(body: JSONWriter.encode(body), reads: reads, revision: snapshot.revision)
+        return RenderedView(
+            body: JSONWriter.encode(body), caching: tokenScope?.cacheHeaders ?? [], reads: reads,
+            revision: snapshot.revision)
+    }
+
+    /// The fields a read reads in `scope`: its one field, or nil for a whole document in
+    /// full; in ``ReadScope/publicFields`` the field must be public, and a whole document
+    /// is its public fields.
+    private static func fields(
+        read name: String,
+        _ target: (collection: String, id: Int, field: String?),
+        _ options: DocumentCollection.Options,
+        _ scope: ReadScope
+    ) throws(QueryError) -> [String]? {
+        let all = try scope.defaultFields(of: target.collection, options)
+        guard let field = target.field else { return all }
+        guard scope.visible(options).contains(field) else {
+            throw .tokenRequired("read", field: field, of: target.collection)
+        }
+        return [field]
     }
 
     private func readNames(_ context: RequestContext) throws -> [String] {

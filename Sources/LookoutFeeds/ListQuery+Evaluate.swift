@@ -57,7 +57,9 @@ extension ListQuery {
             return false
         }
         guard let search else { return true }
-        for name in snapshot.fieldNames(of: id, in: collection, reads: &reads) where name != "id" {
+        // Searching only the fields it may see, it never reads (or waits on) the others.
+        let names = searchFields ?? snapshot.fieldNames(of: id, in: collection, reads: &reads)
+        for name in names where name != "id" {
             if Self.contains(search, snapshot.value(at: FieldPath(field: name), of: id, in: collection, reads: &reads))
             {
                 return true

@@ -30,6 +30,8 @@ public struct ListQuery: Sendable {
     public let filters: [Filter]
     /// `q`, lowercased, as UTF-8.
     public let search: [UInt8]?
+    /// The fields `q` searches: nil for every field but `id`.
+    public let searchFields: [String]?
     /// The order: `sort`/`order`, or else the collection's declared sort; then by id.
     public let sort: [SortKey]
     public let paging: Paging
@@ -37,15 +39,19 @@ public struct ListQuery: Sendable {
     /// The key of the page envelope's items, for a collection declared with one.
     public let envelope: String?
 
-    /// Parses `parameters` (decoded, in order) for a list of `collection` in `snapshot`.
+    /// Parses `parameters` (decoded, in order) for a list of `collection` in `snapshot`,
+    /// read in `scope`: in ``ReadScope/publicFields`` every field it names must be public.
     /// - Returns: nil when there is no such collection.
     /// - Throws: ``QueryError`` naming the first parameter that cannot be used.
     public init?(
         collection: String,
         parameters: [(name: String, value: String)],
-        in snapshot: StoreSnapshot
+        in snapshot: StoreSnapshot,
+        scope: ReadScope = .everything
     ) throws(QueryError) {
         guard let options = snapshot.options(of: collection) else { return nil }
+        let searchFields = try scope.defaultFields(of: collection, options)
+        let visible = scope.visible(options)
         var firsts: [String: String] = [:]
         var filters: [Filter] = []
         var filterIndex: [String: Int] = [:]
@@ -58,18 +64,20 @@ public struct ListQuery: Sendable {
                 filters[index].add(value)
                 continue
             }
-            let (path, op) = try Self.filterTarget(name, collection, snapshot)
+            let (path, op) = try Self.filterTarget(name, collection, snapshot, visible)
             filterIndex[name] = filters.count
             filters.append(Filter(path: path, op: op, value: value))
         }
         self.collection = collection
         self.filters = filters
         self.search = firsts["q"].map { Array($0.lowercased().utf8) }
-        self.sort = try Self.sortKeys(firsts["sort"], firsts["order"], options, collection, snapshot)
+        self.searchFields = searchFields
+        self.sort = try Self.sortKeys(firsts["sort"], firsts["order"], options, collection, snapshot, visible)
         self.envelope = options.pageEnvelope
         self.paging = try Self.paging(firsts, options: options, sort: sort)
         self.projection = try Projection(
-            fields: firsts["fields"], expand: firsts["expand"], collection: collection, options: options)
+            fields: firsts["fields"], expand: firsts["expand"], collection: collection, options: options,
+            scope: scope, in: snapshot)
     }
 
     /// The field path and operator a filter parameter names.
@@ -78,11 +86,16 @@ public struct ListQuery: Sendable {
     /// (`min_budget`). In a dotted name only the top-level field is known to exist, so a
     /// known operator suffix (`address.city_ne`) is an operator and anything else is part
     /// of the path.
+    ///
+    /// Only `visible` fields are known: a name that reaches no visible field needs a
+    /// token unless the field it would name is public (then it is simply not a field).
     private static func filterTarget(
         _ name: String,
         _ collection: String,
-        _ snapshot: StoreSnapshot
+        _ snapshot: StoreSnapshot,
+        _ visible: PublicFields
     ) throws(QueryError) -> (FieldPath, Filter.Operator) {
+        let known = { (field: String) in visible.contains(field) && snapshot.hasField(field, in: collection) }
         let path = FieldPath(name)
         let split = name.lastIndex(of: "_").map {
             (base: String(name[..<$0]), suffix: String(name[name.index(after: $0)...]))
@@ -90,13 +103,17 @@ public struct ListQuery: Sendable {
         let op = split.flatMap { $0.suffix.contains(".") ? nil : Filter.Operator(rawValue: $0.suffix) }.flatMap {
             $0 == .equal ? nil : $0
         }
-        if !path.rest.isEmpty, snapshot.hasField(path.field, in: collection) {
+        if !path.rest.isEmpty, known(path.field) {
             if let split, let op { return (FieldPath(split.base), op) }
             return (path, .equal)
         }
-        if path.rest.isEmpty, snapshot.hasField(path.field, in: collection) { return (path, .equal) }
-        guard let split, !split.suffix.contains("."), path.rest.isEmpty, snapshot.hasField(split.base, in: collection)
-        else { throw QueryError(name, "\(collection) has no field '\(path.field.prefix(64))' to filter on.") }
+        if path.rest.isEmpty, known(path.field) { return (path, .equal) }
+        guard let split, !split.suffix.contains("."), path.rest.isEmpty, known(split.base) else {
+            // The field the name would filter on, had the collection one by that name.
+            let field = path.rest.isEmpty && op != nil ? split?.base ?? path.field : path.field
+            if !visible.contains(field) { throw .tokenRequired(name, field: field, of: collection) }
+            throw QueryError(name, "\(collection) has no field '\(path.field.prefix(64))' to filter on.")
+        }
         guard let op else {
             throw QueryError(
                 name, "'_\(split.suffix.prefix(32))' is not an operator; use _ne, _gt, _gte, _lt, _lte or _like.")
@@ -104,21 +121,28 @@ public struct ListQuery: Sendable {
         return (FieldPath(field: split.base), op)
     }
 
-    /// `sort=a,-b` with `order=asc,desc`, or the declared sort.
+    /// `sort=a,-b` with `order=asc,desc`, or the declared sort (which is public wherever
+    /// anything is: ``DocumentCollection`` checks it).
     private static func sortKeys(
         _ sort: String?,
         _ order: String?,
         _ options: DocumentCollection.Options,
         _ collection: String,
-        _ snapshot: StoreSnapshot
+        _ snapshot: StoreSnapshot,
+        _ visible: PublicFields
     ) throws(QueryError) -> [SortKey] {
         guard let sort else {
             if order != nil { throw QueryError("order", "needs sort: it gives the direction of each sort key.") }
             return options.sort
         }
         let keys = sort.split(separator: ",", omittingEmptySubsequences: false).map { SortKey(parsing: String($0)) }
-        for key in keys where key.path.field.isEmpty || !snapshot.hasField(key.path.field, in: collection) {
-            throw QueryError("sort", "\(collection) has no field '\(key.path.description.prefix(64))' to sort by.")
+        for key in keys {
+            if !key.path.field.isEmpty, !visible.contains(key.path.field) {
+                throw .tokenRequired("sort", field: key.path.field, of: collection)
+            }
+            if key.path.field.isEmpty || !snapshot.hasField(key.path.field, in: collection) {
+                throw QueryError("sort", "\(collection) has no field '\(key.path.description.prefix(64))' to sort by.")
+            }
         }
         guard let order else { return keys }
         let directions = order.split(separator: ",", omittingEmptySubsequences: false)

@@ -21,19 +21,23 @@ public struct DocumentCollection: Sendable {
         /// `{"page": N, "has_next_page": bool, "<pageEnvelope>": [...]}`, the seed app's
         /// information feed shape.
         public var pageEnvelope: String?
+        /// The fields anyone may read without a token; none unless declared.
+        public var publicFields: PublicFields
 
         public init(
             sort: [SortKey] = [],
             pageSize: Int = 10,
             ignored: Set<String> = [],
             references: [String: String] = [:],
-            pageEnvelope: String? = nil
+            pageEnvelope: String? = nil,
+            publicFields: PublicFields = .none
         ) {
             self.sort = sort
             self.pageSize = pageSize
             self.ignored = ignored
             self.references = references
             self.pageEnvelope = pageEnvelope
+            self.publicFields = publicFields
         }
     }
 
@@ -42,12 +46,22 @@ public struct DocumentCollection: Sendable {
     /// Documents in insertion order.
     public private(set) var documents: [JSONObject]
 
-    /// Creates a collection after checking every document.
-    /// - Throws: ``StoreError`` for a document that is not an object with a unique integer `id`.
+    /// Creates a collection after checking its options and every document.
+    /// - Throws: ``StoreError`` for a page size out of range, a declared `sort` on a
+    ///   field that is not public in a partly public collection (anonymous readers would
+    ///   be ordered by, and wait on, a field they may not read), or a document that is not
+    ///   an object with a unique integer `id`.
     public init(name: String, options: Options = Options(), documents: [JSONValue]) throws(StoreError) {
         guard Self.isValidName(name) else { throw .invalidCollectionName(name) }
         guard (1...Options.maxPageSize).contains(options.pageSize) else {
             throw .invalidOptions(collection: name, reason: "page_size must be from 1 to \(Options.maxPageSize)")
+        }
+        if case .only = options.publicFields,
+            let key = options.sort.first(where: { !options.publicFields.contains($0.path.field) })
+        {
+            throw .invalidOptions(
+                collection: name,
+                reason: "sort key \"\(key)\" is not a public field; a partly public collection sorts by public fields")
         }
         var seen = Set<Int>()
         var objects: [JSONObject] = []

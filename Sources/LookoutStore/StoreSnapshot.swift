@@ -116,10 +116,13 @@ public final class StoreSnapshot: Sendable {
     ///
     /// Reads through a reference are recorded on the referenced document, like a nested
     /// observable: a change to it wakes whoever expanded it.
+    /// - Parameter fields: per referenced collection, the only fields (and `id`) to read
+    ///   and return of its documents; a collection not listed gives whole documents.
     public func expanding(
         _ document: JSONObject,
         of collection: String,
         _ expand: [String],
+        fields: [String: [String]] = [:],
         reads: inout ReadSet
     ) -> JSONObject {
         guard let references = collections[collection]?.options.references else { return document }
@@ -127,7 +130,9 @@ public final class StoreSnapshot: Sendable {
         for field in expand {
             guard let target = references[field] else { continue }
             let name = field.hasSuffix("_id") ? String(field.dropLast(3)) : field + "_expanded"
-            if let id = document[field]?.intValue, let referenced = self.document(id, in: target, reads: &reads) {
+            if let id = document[field]?.intValue,
+                let referenced = self.document(id, in: target, fields: fields[target], reads: &reads)
+            {
                 result[name] = .object(referenced)
             } else {
                 if document[field]?.intValue != nil {

@@ -30,6 +30,9 @@ struct DataCommandTests {
         let json = try JSONParser.parse(exported)
         let galleries = try #require(json["collections"]?.arrayValue?.first { $0["name"] == "galleries" })
         #expect(galleries["documents"]?.arrayValue?.first { $0["id"] == 2 }?["title"] == "書き換え")
+        #expect(galleries["public"] == true)
+        let reviews = try #require(json["collections"]?.arrayValue?.first { $0["name"] == "reviews" })
+        #expect(reviews["public"] == ["pickup_id", "rating", "comment"])
         #expect(json["users"]?.arrayValue?.count == 2)
 
         #expect(throws: StartupError.self) {
@@ -38,7 +41,7 @@ struct DataCommandTests {
         let other = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: other) }
         let counts = try DataCommands.importFile(file, into: configuration(other), replace: false)
-        #expect(counts.collections == 4 && counts.documents == 70 && counts.users == 2)
+        #expect(counts.collections == 5 && counts.documents == 73 && counts.users == 2)
         #expect(try DataCommands.export(configuration(other)) == exported)
         _ = try DataCommands.importFile(file, into: configuration(directory), replace: true)
         #expect(try DataCommands.export(configuration(directory)) == exported)

@@ -13,7 +13,8 @@ struct PersistenceTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("lookout-persist-\(UUID())").path
     }
 
-    /// A data file with one collection and the demo editor.
+    /// A data file with one collection, public so that it is read without a token, and
+    /// the demo editor.
     func dataFile(_ directory: String, documents: String = #"[{"id": 1, "title": "first"}]"#, extra: String = "")
         throws -> String
     {
@@ -21,7 +22,7 @@ struct PersistenceTests {
         let editor = try #require(demo["users"]?.arrayValue?.first { $0["email"] == "editor@example.com" })
         let path = directory + "-data.json"
         let text = """
-            {"collections": [{"name": "notes", "documents": \(documents)}\(extra)],
+            {"collections": [{"name": "notes", "public": true, "documents": \(documents)}\(extra)],
              "users": [\(String(decoding: JSONWriter.encode(editor), as: UTF8.self))]}
             """
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
@@ -70,7 +71,7 @@ struct PersistenceTests {
 
         let changed = try dataFile(
             directory, documents: #"[{"id": 1, "title": "from the file again"}, {"id": 5}]"#,
-            extra: #", {"name": "later", "documents": [{"id": 1, "x": true}]}"#)
+            extra: #", {"name": "later", "public": true, "documents": [{"id": 1, "x": true}]}"#)
         let second = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = changed }
         defer {
             second.shutdown()

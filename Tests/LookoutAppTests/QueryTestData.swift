@@ -27,6 +27,8 @@ struct SplitMix64: RandomNumberGenerator {
 ///   down), and `mixed` holds one value of every kind for the sort order across types.
 /// - `reviews` (40 documents, declared `"sort": ["-stars", "title"]`, `page_size` 7).
 /// - `edges`: a few hand-written documents for fixed tests (Unicode scalars, null vs missing).
+///
+/// All three are `"public": true`: the comparison reads anonymously.
 struct QueryTestData {
     static let defaultSeed: UInt64 = 0x4C4F_4F4B_4F55_5431
 
@@ -84,9 +86,12 @@ struct QueryTestData {
         let places = placeIDs.map { place(id: $0, &random) }
         let reviews = reviewIDs.map { review(id: $0, &random) }
         return [
-            ["name": "places", "page_size": 20, "documents": .array(places)],
-            ["name": "reviews", "sort": ["-stars", "title"], "page_size": 7, "documents": .array(reviews)],
-            ["name": "edges", "page_size": 5, "documents": .array(edgeDocuments)],
+            ["name": "places", "public": true, "page_size": 20, "documents": .array(places)],
+            [
+                "name": "reviews", "public": true, "sort": ["-stars", "title"], "page_size": 7,
+                "documents": .array(reviews),
+            ],
+            ["name": "edges", "public": true, "page_size": 5, "documents": .array(edgeDocuments)],
         ]
     }
 
