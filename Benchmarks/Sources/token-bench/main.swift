@@ -2,7 +2,9 @@
 // core, and one password check at the scrypt parameters Lookout uses, beside cheaper and
 // dearer ones to show the choice.
 //
-//   swift run -c release --package-path Benchmarks token-bench [seconds-per-run]
+//   swift run -c release --package-path Benchmarks token-bench [seconds-per-run] [profile]
+//
+// With `profile`, only HS256 verification on one thread runs, for perf.
 import Dispatch
 import Foundation
 import LookoutAuth
@@ -40,6 +42,13 @@ func milliseconds(_ duration: Duration) -> Double {
 func column(_ value: Double, digits: Int = 0, width: Int = 10) -> String {
     let text = String(format: "%.\(digits)f", value)
     return String(repeating: " ", count: max(0, width - text.count)) + text
+}
+
+if CommandLine.arguments.dropFirst(2).first == "profile" {
+    let tokens = TokenService(keys: SigningKeys(fixed: KeyRing(.generate())), now: Date.init)
+    let token = tokens.issue(for: user).token
+    print("verify HS256, 1 thread: \(Int(throughput(threads: 1) { _ = try! tokens.verify(token) })) per second")
+    exit(0)
 }
 
 print("machine: \(cores) cores; \(Int(seconds)) s per run")
