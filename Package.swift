@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "lookout", targets: ["lookout"]),
         // For the benchmark package in Benchmarks/.
         .library(name: "LookoutStore", targets: ["LookoutStore", "LookoutJSON"]),
+        .library(name: "LookoutAuth", targets: ["LookoutAuth"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

@@ -13,6 +13,10 @@ let package = Package(
             name: "registrar-bench",
             dependencies: [.product(name: "LookoutStore", package: "Lookout")],
             swiftSettings: [.unsafeFlags(["-Ounchecked"])]
-        )
+        ),
+        .executableTarget(
+            name: "token-bench",
+            dependencies: [.product(name: "LookoutAuth", package: "Lookout")]
+        ),
     ]
 )

@@ -60,7 +60,7 @@ for block in "$work"/block-*.sh; do
         continue
     fi
     # Commands on the data directory run the same binary on the test server's directory.
-    sed -i -E "/--data-dir/! s#\.build/release/lookout (backup|export|import|user [a-z]+)#$binary \1 --data-dir $work/data#; s#\.build/release/lookout#$binary#" "$block"
+    sed -i -E "/--data-dir/! s#\.build/release/lookout (backup|export|import|user [a-z]+|keys [a-z]+)#$binary \1 --data-dir $work/data#; s#\.build/release/lookout#$binary#" "$block"
     shows_headers=no
     grep -qE -- ' -(i|I|D) ' "$block" && shows_headers=yes
     if output=$(bash -e "$block" 2>&1) && [ -n "$output" ] &&

@@ -76,7 +76,8 @@ public func buildApplication(
     let sessions = RefreshSessions(
         persistence: state.persistence, tokens: tokens, lifetime: configuration.refreshTokenLifetime, now: now)
     try sessions.restore()
-    TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now).register(in: &router)
+    TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now, logger: logger).register(
+        in: &router)
     CollectionRoutes(store: store, tokens: tokens).register(in: &router)
     WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)

@@ -56,7 +56,7 @@ struct RefreshSessions: Sendable {
         /// Unknown, expired, or its family already revoked.
         case refused(String)
         /// A retired token: the family is revoked now.
-        case reused
+        case reused(Family)
     }
 
     /// A new family for `subject`, and its first token.
@@ -79,7 +79,7 @@ struct RefreshSessions: Sendable {
             if family.revoked != nil { return .refused("the refresh token has been revoked") }
             guard current else {
                 try revoke(family)
-                return .reused
+                return .reused(family)
             }
             guard family.expires > now() else { return .refused("the refresh token has expired") }
             let next = Self.newToken()

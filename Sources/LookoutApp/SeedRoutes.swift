@@ -14,7 +14,7 @@ struct SeedRoutes: Sendable {
 
     func register(in router: inout Router) {
         router.add("POST", "/v1/auth/login", .deferred(logIn))
-        router.add("POST", "/v1/auth/verify", .deferred(verify))
+        router.add("POST", "/v1/auth/verify", .immediate(verify))
         router.add("GET", "/images/{name}", .immediate(image))
     }
 
@@ -35,7 +35,7 @@ struct SeedRoutes: Sendable {
     }
 
     /// `POST /v1/auth/verify`: answers the presented token if it is valid, else 401.
-    func verify(_ context: RequestContext) async throws -> HTTPResponse {
+    func verify(_ context: RequestContext) throws -> HTTPResponse {
         if !context.request.body.isEmpty {
             _ = try context.jsonBody()
         }

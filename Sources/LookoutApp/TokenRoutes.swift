@@ -1,3 +1,4 @@
+import Logging
 import LookoutAuth
 import LookoutHTTP
 import LookoutJSON
@@ -23,6 +24,8 @@ struct TokenRoutes: Sendable {
     let sessions: RefreshSessions
     let users: UserDirectory
     let now: @Sendable () -> Date
+    /// Where a replayed refresh token is reported: it means a token was copied.
+    let logger: Logger
 
     func register(in router: inout Router) {
         router.add("POST", "/v1/auth/token", .deferred(oauth(token)))
@@ -46,7 +49,13 @@ struct TokenRoutes: Sendable {
             switch try await sessions.use(try form.required("refresh_token")) {
             case .refused(let reason):
                 throw APIError.oauth("invalid_grant", reason.prefix(1).uppercased() + reason.dropFirst() + ".")
-            case .reused:
+            case .reused(let family):
+                logger.warning(
+                    "a retired refresh token was presented; its family is revoked",
+                    metadata: [
+                        "request-id": "\(context.requestID)", "sub": "\(family.subject)", "family": "\(family.id)",
+                        "client": "\(context.request.clientAddress)",
+                    ])
                 throw APIError.oauth(
                     "invalid_grant",
                     "The refresh token was already used once, so it may have been copied: every token of its login is revoked. Log in again."

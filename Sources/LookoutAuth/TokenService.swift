@@ -93,8 +93,11 @@ public final class TokenService: Sendable {
     /// for revoking a token, which needs no current token.
     public func verifySignature(_ token: String) throws(AuthError) -> AccessClaims {
         guard token.utf8.count <= Self.maxTokenBytes else { throw .invalidToken("the token is too long") }
-        let segments = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard segments.count == 3, let headerBytes = Base64URL.decode(Substring(segments[0])),
+        let bytes = Array(token.utf8)
+        guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
+            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+            !bytes[(secondDot + 1)...].contains(UInt8(ascii: ".")),
+            let headerBytes = Base64URL.decode(bytes: bytes[..<firstDot]),
             case .object(let header)? = try? JSONParser.parse(headerBytes)
         else { throw .invalidToken("not a JWT") }
         // RFC 7515 §4.1.11: extensions that must be understood; Lookout knows none.
@@ -105,11 +108,10 @@ public final class TokenService: Sendable {
         guard header["alg"]?.stringValue == entry.key.algorithm.rawValue else {
             throw .invalidToken("the token's algorithm is not its key's, \(entry.key.algorithm.rawValue)")
         }
-        let signingInput = token.utf8.prefix(segments[0].count + 1 + segments[1].count)
-        guard let signature = Base64URL.decode(Substring(segments[2])),
-            entry.key.isValidSignature(signature, for: Array(signingInput))
+        guard let signature = Base64URL.decode(bytes: bytes[(secondDot + 1)...]),
+            entry.key.isValidSignature(signature, for: bytes[..<secondDot])
         else { throw .invalidToken("the token's signature is wrong") }
-        guard let payloadBytes = Base64URL.decode(Substring(segments[1])),
+        guard let payloadBytes = Base64URL.decode(bytes: bytes[(firstDot + 1)..<secondDot]),
             let payload = try? JSONParser.parse(payloadBytes), let claims = AccessClaims(json: payload)
         else { throw .invalidToken("the token's claims are malformed") }
         // A retired key signs nothing new: a later token was made with a stolen key.

@@ -109,5 +109,6 @@ do {
         }
         samples.append(nanoseconds(clock.now - start) / Double(reads))
     }
-    print("recorded read      \(format(median(samples))) ns per field read through a snapshot (projection of one field)")
+    print(
+        "recorded read      \(format(median(samples))) ns per field read through a snapshot (projection of one field)")
 }
