@@ -49,14 +49,12 @@ start_server() { # algorithm
     wait_until_answers "$base/healthz" "$SERVER_PID" lookout
 }
 
-lua() { # file method path body [authorization]
-    cat >"$1" <<LUA
-wrk.method = "$2"
-wrk.path = "$3"
-wrk.body = '$4'
-wrk.headers["Content-Type"] = "application/json"
-${5:+wrk.headers["Authorization"] = "Bearer $5"}
-LUA
+lua() { # file method path body [token]
+    {
+        printf 'wrk.method = "%s"\nwrk.path = "%s"\nwrk.body = [[%s]]\n' "$2" "$3" "$4"
+        printf 'wrk.headers["Content-Type"] = "application/json"\n'
+        if [[ -n ${5:-} ]]; then printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$5"; fi
+    } >"$1"
 }
 
 wrk_p50_ms() {

@@ -9,6 +9,8 @@ public final class SigningKeys: Sendable {
         var ring: KeyRing
         var stamp: KeyRingFile.FileStamp?
         var checked: ContinuousClock.Instant
+        /// Counts reloads, so what was verified under an older ring can be told apart.
+        var version = 0
     }
 
     private let file: KeyRingFile?
@@ -28,21 +30,25 @@ public final class SigningKeys: Sendable {
 
     /// The current ring. A file that cannot be read now (it is never half-written) keeps
     /// the ring last read.
-    public var ring: KeyRing {
-        guard let file else { return state.withLock { $0.ring } }
+    public var ring: KeyRing { current.ring }
+
+    /// The current ring and its version, which changes with every reload.
+    var current: (ring: KeyRing, version: Int) {
+        guard let file else { return state.withLock { ($0.ring, $0.version) } }
         let now = ContinuousClock.now
-        let (ring, due) = state.withLock { state in
+        let (ring, version, due) = state.withLock { state in
             let due = now - state.checked >= .seconds(1)
             if due { state.checked = now }
-            return (state.ring, due)
+            return (state.ring, state.version, due)
         }
         guard due, let stamp = file.stamp(), stamp != state.withLock({ $0.stamp }),
             let reloaded = try? file.load()
-        else { return ring }
-        state.withLock { state in
+        else { return (ring, version) }
+        return state.withLock { state in
             state.ring = reloaded
             state.stamp = stamp
+            state.version += 1
+            return (reloaded, state.version)
         }
-        return reloaded
     }
 }

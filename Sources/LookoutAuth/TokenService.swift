@@ -24,6 +24,7 @@ public final class TokenService: Sendable {
     public let lifetime: Duration
     public let revocations: Revocations
     private let now: @Sendable () -> Date
+    private let verified = VerifiedTokens()
 
     /// - Parameters:
     ///   - keys: the active key signs; every key of the ring verifies.
@@ -92,6 +93,14 @@ public final class TokenService: Sendable {
     /// The claims of a token whose signature is ours, whatever its times or revocation:
     /// for revoking a token, which needs no current token.
     public func verifySignature(_ token: String) throws(AuthError) -> AccessClaims {
+        let (ring, version) = keys.current
+        if let claims = verified.claims(for: token, ring: version) { return claims }
+        let claims = try verifySignature(token, ring: ring)
+        verified.remember(token, claims, ring: version)
+        return claims
+    }
+
+    private func verifySignature(_ token: String, ring: KeyRing) throws(AuthError) -> AccessClaims {
         guard token.utf8.count <= Self.maxTokenBytes else { throw .invalidToken("the token is too long") }
         let bytes = Array(token.utf8)
         guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
@@ -102,7 +111,7 @@ public final class TokenService: Sendable {
         else { throw .invalidToken("not a JWT") }
         // RFC 7515 §4.1.11: extensions that must be understood; Lookout knows none.
         guard header["crit"] == nil else { throw .invalidToken("the token has critical extensions") }
-        guard let kid = header["kid"]?.stringValue, let entry = keys.ring.entry(id: kid) else {
+        guard let kid = header["kid"]?.stringValue, let entry = ring.entry(id: kid) else {
             throw .invalidToken("the token was not signed by a known key")
         }
         guard header["alg"]?.stringValue == entry.key.algorithm.rawValue else {

@@ -47,6 +47,11 @@ struct KeyRingFileTests {
         let file = KeyRingFile(directory: directory)
         let first = try file.loadOrCreate(algorithm: .hs256, now: now)
         let keys = SigningKeys(file: file, ring: first)
+        let tokens = TokenService(keys: keys, now: { [now] in now.addingTimeInterval(5) })
+        let user = User(
+            email: "a@example.com", role: .reader, passwordHash: try PasswordHash.make(password: "x", logRounds: 4))
+        let early = TokenService(keys: SigningKeys(fixed: first), now: { [now] in now }).issue(for: user).token
+        _ = try tokens.verify(early)
         let second = try file.rotate(to: .edDSA, now: now.addingTimeInterval(10), keepRetired: .seconds(60))
         #expect(second.entries.map(\.key.id) == [second.active.id, first.active.id])
         #expect(second.entries[1].retired == now.addingTimeInterval(10))
@@ -60,6 +65,8 @@ struct KeyRingFileTests {
         #expect(keys.ring.active.id == first.active.id)
         try await Task.sleep(for: .milliseconds(1100))
         #expect(keys.ring.active.id == third.active.id)
+        // The first key was dropped: a token it signed stops verifying, although it was verified before.
+        #expect(throws: AuthError.invalidToken("the token was not signed by a known key")) { try tokens.verify(early) }
     }
 
     @Test("damaged key files are refused with a reason, never replaced")

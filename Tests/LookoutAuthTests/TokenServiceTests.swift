@@ -134,6 +134,36 @@ struct TokenServiceTests {
         #expect(tokens.revocations.count == 0)
     }
 
+    @Test("a token verified before is remembered, but expiry and revocation still count at every use")
+    func rememberedTokens() throws {
+        let tokens = service()
+        let issued = tokens.issue(for: user)
+        #expect(try tokens.verify(issued.token) == issued.claims)
+        #expect(try tokens.verify(issued.token) == issued.claims)
+        tokens.revocations.revoke(tokenID: issued.claims.id, until: issued.claims.expires)
+        #expect(throws: AuthError.tokenRevoked) { try tokens.verify(issued.token) }
+        let other = tokens.issue(for: user).token
+        _ = try tokens.verify(other)
+        clock.advance(seconds: 3600)
+        #expect(throws: AuthError.tokenExpired) { try tokens.verify(other) }
+    }
+
+    @Test("the remembered tokens are bounded: two generations, the oldest dropped")
+    func rememberedBound() {
+        let cache = VerifiedTokens(capacity: 2)
+        let claims = service().issue(for: user).claims
+        for token in ["a", "b", "c"] { cache.remember(token, claims, ring: 0) }
+        #expect(cache.count == 3)
+        #expect(cache.claims(for: "a", ring: 0) != nil)  // moved back to the young generation
+        for token in ["d", "e"] { cache.remember(token, claims, ring: 0) }
+        #expect(cache.count <= 4)
+        #expect(cache.claims(for: "b", ring: 0) == nil)
+        #expect(cache.claims(for: "e", ring: 0) != nil)
+        #expect(cache.claims(for: "e", ring: 1) == nil)
+        cache.remember("f", claims, ring: 1)
+        #expect(cache.count == 1)
+    }
+
     @Test(
         "after rotation new tokens use the new key; old ones verify until they expire; a retired key signs nothing new")
     func rotation() throws {

@@ -8,6 +8,7 @@
 import Dispatch
 import Foundation
 import LookoutAuth
+import Synchronization
 
 let seconds = CommandLine.arguments.count > 1 ? Double(CommandLine.arguments[1])! : 3
 let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -53,19 +54,31 @@ if CommandLine.arguments.dropFirst(2).first == "profile" {
 
 print("machine: \(cores) cores; \(Int(seconds)) s per run")
 print("")
-print("operation           alg     threads     ops/s   per thread")
+print("operation                      alg     threads       ops/s   per thread")
+/// More distinct tokens than the verified-token cache holds (2 × 10,000), so cycling
+/// through them checks a signature every time.
+let distinct = 50_000
 for algorithm in SigningKey.Algorithm.allCases {
     let tokens = TokenService(keys: SigningKeys(fixed: KeyRing(.generate(algorithm))), now: Date.init)
     let token = tokens.issue(for: user).token
+    let many = (0..<distinct).map { _ in tokens.issue(for: user).token }
+    let name = algorithm.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)
     for threads in Set([1, cores]).sorted() {
-        let verified = throughput(threads: threads) { _ = try! tokens.verify(token) }
+        let next = Atomic<Int>(0)
+        let cold = throughput(threads: threads) {
+            _ = try! tokens.verify(many[next.add(1, ordering: .relaxed).oldValue % distinct])
+        }
         print(
-            "verify              \(algorithm.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0))  \(column(Double(threads), width: 6))\(column(verified))   \(column(verified / Double(threads)))"
+            "verify, a new token each time  \(name)  \(column(Double(threads), width: 6))\(column(cold, width: 12))   \(column(cold / Double(threads)))"
+        )
+        let warm = throughput(threads: threads) { _ = try! tokens.verify(token) }
+        print(
+            "verify, the same token again   \(name)  \(column(Double(threads), width: 6))\(column(warm, width: 12))   \(column(warm / Double(threads)))"
         )
     }
     let issued = throughput(threads: 1) { _ = tokens.issue(for: user) }
     print(
-        "issue               \(algorithm.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0))  \(column(1, width: 6))\(column(issued))   \(column(issued))"
+        "issue                          \(name)  \(column(1, width: 6))\(column(issued, width: 12))   \(column(issued))"
     )
 }
 
