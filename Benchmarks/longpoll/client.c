@@ -7,6 +7,11 @@
 //   client now
 //       Prints CLOCK_MONOTONIC in ns.
 //
+//   With --nchan (any mode but now) the same load goes to nginx's Nchan module instead:
+//   a poll is GET /sub/{id} (a long-poll subscriber that waits for the channel's next
+//   message; no ETag), a write is POST /pub/{id} with the same JSON body, and any 2xx
+//   answer to a write counts as success (Nchan answers 201 or 202).
+//
 //   client hold --port P -n N --etag '"E-R"' (--same-id K | --ids-from OFF)
 //               [--host 127.0.0.1] [--src 127.0.0.X] [--wait W] [--fields v]
 //               [--timeout SECONDS] [--inflight 256] [--print-each]
@@ -72,7 +77,7 @@ static void die(const char *fmt, ...) {
 
 struct options {
     const char *host, *src, *etag, *fields, *token, *ids;
-    int port, n, wait, inflight, rounds, print_each;
+    int port, n, wait, inflight, rounds, print_each, nchan;
     long same_id, ids_from, id, value_base;
     double timeout;
 };
@@ -102,6 +107,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
         else if (OPT("--id")) o->id = atol(v);
         else if (OPT("--value-base")) o->value_base = atol(v);
         else if (strcmp(a, "--print-each") == 0) o->print_each = 1;
+        else if (strcmp(a, "--nchan") == 0) o->nchan = 1;
         else die("unknown or incomplete option '%s'", a);
 #undef OPT
     }
@@ -221,9 +227,26 @@ static int blocking_connect(const struct options *o) {
     return fd;
 }
 
+// A held poll: Lookout's document view with the cursor, or an Nchan long-poll subscriber.
+static int format_poll(char *req, size_t size, const struct options *o, long id, const char *etag) {
+    if (o->nchan) return snprintf(req, size, "GET /sub/%ld HTTP/1.1\r\nHost: %s:%d\r\n\r\n", id, o->host, o->port);
+    return snprintf(req, size,
+                    "GET /v1/items/%ld?fields=%s&wait=%d HTTP/1.1\r\nHost: %s:%d\r\nIf-None-Match: %s\r\n\r\n",
+                    id, o->fields, o->wait, o->host, o->port, etag);
+}
+
+static int write_ok(const struct options *o, int status) {
+    return o->nchan ? status >= 200 && status < 300 : status == 200;
+}
+
 static int format_patch(char *req, size_t size, const struct options *o, long id, long value) {
     char body[64];
     int blen = snprintf(body, sizeof body, "{\"v\":%ld}", value);
+    if (o->nchan)
+        return snprintf(req, size,
+                        "POST /pub/%ld HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+                        "Content-Length: %d\r\n\r\n%s",
+                        id, o->host, o->port, blen, body);
     return snprintf(req, size,
                     "PATCH /v1/items/%ld HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
                     "Authorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s",
@@ -272,7 +295,7 @@ static void on_usr1(int sig) {
 
 static int mode_hold(const struct options *o) {
     if (o->n <= 0) die("-n is required");
-    if (!o->etag) die("--etag is required");
+    if (!o->etag && !o->nchan) die("--etag is required");
     if ((o->same_id < 0) == (o->ids_from < 0)) die("give exactly one of --same-id and --ids-from");
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {.sa_handler = on_usr1};
@@ -359,10 +382,7 @@ static int mode_hold(const struct options *o) {
                     continue;
                 }
                 if (!(events[i].events & EPOLLOUT)) continue;
-                int len = snprintf(req, sizeof req,
-                                   "GET /v1/items/%ld?fields=%s&wait=%d HTTP/1.1\r\nHost: %s:%d\r\n"
-                                   "If-None-Match: %s\r\n\r\n",
-                                   c->id, o->fields, o->wait, o->host, o->port, o->etag);
+                int len = format_poll(req, sizeof req, o, c->id, o->etag);
                 if (len <= 0 || len >= (int)sizeof req) die("request too long");
                 ssize_t w = write(c->fd, req, (size_t)len);
                 if (w != len) {  // a fresh socket takes ~150 bytes at once
@@ -455,7 +475,7 @@ static long *parse_ids(const char *list, size_t *count) {
 }
 
 static int mode_patch(const struct options *o) {
-    if (!o->token || !o->ids) die("--token and --ids are required");
+    if ((!o->token && !o->nchan) || !o->ids) die("--token and --ids are required");
     size_t n;
     long *ids = parse_ids(o->ids, &n);
     if (n == 0) die("--ids names no id");
@@ -463,9 +483,12 @@ static int mode_patch(const struct options *o) {
     r.fd = blocking_connect(o);
     char req[2048];
     int status, len;
-    len = snprintf(req, sizeof req, "GET /v1/items/%ld?fields=v HTTP/1.1\r\nHost: %s:%d\r\n\r\n", ids[0],
-                   o->host, o->port);
-    write_all(r.fd, req, (size_t)len);  // warm the connection
+    // Warm the connection: a read on Lookout, a publish to a channel nobody reads on Nchan.
+    if (o->nchan) len = format_patch(req, sizeof req, o, 999999999, 0);
+    else
+        len = snprintf(req, sizeof req, "GET /v1/items/%ld?fields=v HTTP/1.1\r\nHost: %s:%d\r\n\r\n", ids[0],
+                       o->host, o->port);
+    write_all(r.fd, req, (size_t)len);
     read_response(&r, &status, NULL, 0);
     uint64_t *lat = calloc(n, sizeof *lat);
     size_t ok = 0;
@@ -476,7 +499,7 @@ static int mode_patch(const struct options *o) {
         read_response(&r, &status, NULL, 0);
         uint64_t t1 = now_ns();
         lat[i] = t1 - t0;
-        ok += status == 200;
+        ok += write_ok(o, status);
         printf("write %ld %d %" PRIu64 " %" PRIu64 "\n", ids[i], status, t0, t1);
     }
     printf("ok %zu\n", ok);
@@ -494,7 +517,7 @@ static void sleep_ns(long ns) {
 }
 
 static int mode_single(const struct options *o) {
-    if (!o->token) die("--token is required");
+    if (!o->token && !o->nchan) die("--token is required");
     int rounds = o->rounds;
     static struct reader poll, writer;
     poll.fd = blocking_connect(o);
@@ -507,14 +530,17 @@ static int mode_single(const struct options *o) {
     long value = o->value_base;
     int bad = 0;
     for (int i = -10; i < rounds; i++) {  // 10 warm-up rounds
-        len = snprintf(req, sizeof req, "GET /v1/items/%ld?fields=v HTTP/1.1\r\nHost: %s:%d\r\n\r\n", o->id,
-                       o->host, o->port);
-        write_all(poll.fd, req, (size_t)len);
-        read_response(&poll, &status, etag, sizeof etag);
-        if (status != 200 || !etag[0]) die("GET items/%ld: status %d, etag '%s'", o->id, status, etag);
-        len = snprintf(req, sizeof req,
-                       "GET /v1/items/%ld?fields=v&wait=30 HTTP/1.1\r\nHost: %s:%d\r\nIf-None-Match: %s\r\n\r\n",
-                       o->id, o->host, o->port, etag);
+        if (!o->nchan) {  // learn the cursor; an Nchan subscriber waits for the next message anyway
+            len = snprintf(req, sizeof req, "GET /v1/items/%ld?fields=v HTTP/1.1\r\nHost: %s:%d\r\n\r\n",
+                           o->id, o->host, o->port);
+            write_all(poll.fd, req, (size_t)len);
+            read_response(&poll, &status, etag, sizeof etag);
+            if (status != 200 || !etag[0]) die("GET items/%ld: status %d, etag '%s'", o->id, status, etag);
+        }
+        struct options held = *o;
+        held.wait = 30;
+        held.fields = "v";
+        len = format_poll(req, sizeof req, &held, o->id, etag);
         write_all(poll.fd, req, (size_t)len);
         sleep_ns(1000000);
         len = format_patch(req, sizeof req, o, o->id, ++value);
@@ -526,7 +552,7 @@ static int mode_single(const struct options *o) {
         int wstatus;
         read_response(&writer, &wstatus, NULL, 0);
         uint64_t t2 = now_ns();
-        if (wstatus != 200) bad++;
+        if (!write_ok(o, wstatus)) bad++;
         if (i >= 0) {
             wake[i] = t1 - t0;
             with_poll[i] = t2 - t0;
@@ -538,7 +564,7 @@ static int mode_single(const struct options *o) {
         write_all(writer.fd, req, (size_t)len);
         read_response(&writer, &status, NULL, 0);
         uint64_t t1 = now_ns();
-        if (status != 200) bad++;
+        if (!write_ok(o, status)) bad++;
         if (i >= 0) alone[i] = t1 - t0;
     }
     print_stats("wake", wake, (size_t)rounds);

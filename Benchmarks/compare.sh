@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# Lookout side by side with what users would pick instead, on this machine, in one run:
+#
+#   throughput   GET /v1/info_feed?page=1 against nginx serving the same bytes as a static
+#                file (Benchmarks/throughput.sh, ROUNDS rounds alternating)
+#   long-poll    against nginx's Nchan module (libnginx-mod-nchan) with long-poll
+#                subscribers, ROUNDS rounds alternating Lookout, Nchan, Lookout, Nchan ...,
+#                each round on freshly started servers:
+#                  memory per held session at 10,000 (PSS of every server process, after
+#                    minus before, from /proc/PID/smaps_rollup, so shared memory counts once)
+#                  fan-out: 10,000 sessions on one field/channel, write sent -> last answer
+#                  selective wake: 10,000 sessions on 10,000 fields/channels; 20 writes to
+#                    20 of them must answer exactly those 20; the median write round trip
+#                  single wake: one session, one write: write sent -> answer, p50 and p99
+#
+# It prints one table: per figure the median of the rounds, the range, the goal (README),
+# and the ratio Lookout / anchor.
+#
+# Environment:
+#   ROUNDS            rounds per target                                     default 3
+#   DURATION          wrk -d of the throughput runs                         default 10s
+#   SINGLE_ROUNDS     single-wake rounds per run                            default 1000
+#   LOOKOUT_DATABASE  sqlite (durable, the default) or memory               default sqlite
+#   KEEP_TMP=1        keep the temp dir (configs, logs, raw client output)
+set -euo pipefail
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+ROUNDS="${ROUNDS:-3}"
+DURATION="${DURATION:-10s}"
+SINGLE_ROUNDS="${SINGLE_ROUNDS:-1000}"
+LOOKOUT_DATABASE="${LOOKOUT_DATABASE:-sqlite}"
+KEEP_TMP="${KEEP_TMP:-0}"
+NGINX=/usr/sbin/nginx
+NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
+SESSIONS=10000
+PER_CLIENT=$((SESSIONS / 2))
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO_ROOT="$(pwd)"
+
+install_missing() {
+    local -a packages=() sudo=()
+    command -v wrk >/dev/null 2>&1 || packages+=(wrk)
+    [[ -x $NGINX ]] || packages+=(nginx-light)
+    [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
+    ((${#packages[@]} > 0)) || return 0
+    ((EUID == 0)) || sudo=(sudo)
+    log "installing ${packages[*]}"
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}"
+}
+install_missing
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-compare.XXXXXX")"
+SERVER_PID=""
+declare -a CLIENT_PIDS=()
+cleanup() {
+    local status=$? pid
+    trap - EXIT
+    for pid in "${CLIENT_PIDS[@]}"; do stop_pid "$pid" client; done
+    stop_pid "$SERVER_PID" server
+    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- throughput ----------------------------------------------------------------------
+
+log "throughput: ROUNDS=$ROUNDS DURATION=$DURATION Benchmarks/throughput.sh"
+ROUNDS="$ROUNDS" DURATION="$DURATION" bash Benchmarks/throughput.sh >"$TMP/throughput.out" 2>"$TMP/throughput.err" ||
+    { cat "$TMP/throughput.err" >&2; die "throughput.sh failed"; }
+cat "$TMP/throughput.out" >&2
+
+# --- long-poll: builds and data ------------------------------------------------------
+
+CLIENT="$TMP/client"
+cc -O2 -Wall -Wextra -o "$CLIENT" Benchmarks/longpoll/client.c
+swift build -c release --product lookout >/dev/null
+LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
+python3 - Sources/LookoutApp/Resources/demo-data.json "$TMP/items.json" <<'PY'
+import json, sys
+users = json.load(open(sys.argv[1]))["users"]
+docs = [{"id": i, "v": 0} for i in range(1, 20001)]
+json.dump({"collections": [{"name": "items", "public": True, "documents": docs}], "users": users},
+          open(sys.argv[2], "w"), separators=(",", ":"))
+PY
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+field() { grep -o "\b$1=[0-9.]*" | head -n 1 | cut -d= -f2; }
+
+# PSS of a process and its children, in KiB.
+pss_kib() {
+    local total=0 pid kib
+    for pid in "$1" $(pgrep -P "$1" || true); do
+        kib=$(awk '/^Pss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0)
+        total=$((total + kib))
+    done
+    echo "$total"
+}
+
+PORT=""
+TOKEN=""
+TARGET_ARGS=()
+
+start_lookout() {
+    PORT=$(free_port)
+    rm -rf "$TMP/data"
+    "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
+        --database "$LOOKOUT_DATABASE" --log-level warning --max-connections 20000 \
+        --max-connections-per-client 0 --max-wait 300 --idle-timeout 600 2>"$TMP/lookout.log" &
+    SERVER_PID=$!
+    wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
+    TOKEN="$(curl -fsS -X POST "http://127.0.0.1:$PORT/v1/auth/login" -H 'Content-Type: application/json' \
+        -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')"
+    TARGET_ARGS=(--token "$TOKEN")
+}
+
+start_nchan() {
+    PORT=$(free_port)
+    mkdir -p "$TMP/nginx"
+    cat >"$TMP/nginx/nginx.conf" <<CONF
+load_module $NCHAN_MODULE;
+worker_processes $(nproc);
+worker_rlimit_nofile 20000;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+daemon off;
+events { worker_connections 20000; }
+http {
+    access_log off;
+    client_body_temp_path $TMP/nginx/body;
+    proxy_temp_path $TMP/nginx/proxy;
+    fastcgi_temp_path $TMP/nginx/fastcgi;
+    uwsgi_temp_path $TMP/nginx/uwsgi;
+    scgi_temp_path $TMP/nginx/scgi;
+    keepalive_requests 1000000;
+    keepalive_timeout 600s;
+    server {
+        listen 127.0.0.1:$PORT;
+        location = /healthz { return 200 "ok"; }
+        location ~ ^/sub/(\\w+)\$ {
+            nchan_subscriber longpoll;
+            nchan_channel_id \$1;
+            nchan_subscriber_first_message newest;
+            nchan_subscriber_timeout 300s;
+        }
+        location ~ ^/pub/(\\w+)\$ {
+            nchan_publisher;
+            nchan_channel_id \$1;
+            nchan_message_buffer_length 1;
+        }
+    }
+}
+CONF
+    "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
+    SERVER_PID=$!
+    wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
+    TARGET_ARGS=(--nchan)
+}
+
+etag_args() { # target: the cursor Lookout's polls wait from; Nchan needs none
+    if [[ $1 == lookout ]]; then
+        printf '%s\n' --etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")"
+    fi
+}
+
+# hold NAME (same ID | ids FROM) WAIT [--print-each]: 2 clients x PER_CLIENT polls.
+hold() {
+    local name=$1 kind=$2 arg=$3 wait_s=$4 p
+    shift 4
+    local -a etag
+    mapfile -t etag < <(etag_args "$TARGET")
+    CLIENT_PIDS=()
+    for p in 0 1; do
+        local -a ids
+        if [[ $kind == same ]]; then ids=(--same-id "$arg"); else ids=(--ids-from $((arg + p * PER_CLIENT))); fi
+        "$CLIENT" hold "${TARGET_ARGS[@]}" --port "$PORT" --src "127.0.0.$((20 + p))" -n "$PER_CLIENT" \
+            "${etag[@]}" "${ids[@]}" --wait "$wait_s" --timeout $((wait_s + 30)) "$@" \
+            >"$TMP/$name-$p.out" 2>"$TMP/$name-$p.err" &
+        CLIENT_PIDS+=($!)
+    done
+    local i
+    for ((i = 0; i < 1200; i++)); do
+        [[ $(cat "$TMP/$name-0.out" "$TMP/$name-1.out" | grep -c '^ready ') == 2 ]] && { sleep 1; return 0; }
+        kill -0 "$SERVER_PID" || die "$TARGET died while clients connected"
+        sleep 0.1
+    done
+    die "$TARGET: clients not ready after 120 s"
+}
+
+finish_hold() { # name -> R_OK200 R_LAST
+    local pid
+    for pid in "${CLIENT_PIDS[@]}"; do wait "$pid" || true; done
+    CLIENT_PIDS=()
+    R_OK200=$(cat "$TMP/$1"-[01].out | grep -o '\bok200=[0-9]*' | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
+    R_LAST=$(for f in "$TMP/$1"-[01].out; do grep '^result ' "$f" | field last_ns; done | sort -n | tail -n 1)
+}
+
+write() { # id value -> the client's output
+    "$CLIENT" patch "${TARGET_ARGS[@]}" --port "$PORT" --ids "$1" --value-base "$2"
+}
+
+declare -A RESULTS=()
+record() { RESULTS[$1,$2]+="$3 "; }  # figure target value
+
+start_target() { if [[ $TARGET == lookout ]]; then start_lookout; else start_nchan; fi; }
+
+VALUE=1000
+one_round() { # target round
+    TARGET=$1
+    local round=$2 before after t0 line
+    # memory per held session
+    start_target
+    sleep 1
+    before=$(pss_kib "$SERVER_PID")
+    hold "$TARGET-held-$round" ids 1 15
+    after=$(pss_kib "$SERVER_PID")
+    record memory "$TARGET" "$(awk -v a="$after" -v b="$before" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }')"
+    for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    CLIENT_PIDS=()
+    stop_pid "$SERVER_PID" "$TARGET"
+    SERVER_PID=""
+
+    # fan-out, selective and single wake on one fresh server
+    start_target
+    hold "$TARGET-fan-$round" same 1 60
+    VALUE=$((VALUE + 1))
+    line=$(write 1 "$VALUE" | grep '^write ')
+    t0=$(awk '{ print $4 }' <<<"$line")
+    finish_hold "$TARGET-fan-$round"
+    ((R_OK200 == SESSIONS)) || log "WARNING: $TARGET fan-out woke $R_OK200 of $SESSIONS"
+    record fanout "$TARGET" "$(awk -v a="$R_LAST" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1e6 }')"
+    record fanout_woken "$TARGET" "$R_OK200"
+
+    # 20 writes, each to a different held id: each must answer exactly its own poll.
+    hold "$TARGET-sel-$round" ids 1 30 --print-each
+    local wake_ids answered wrong
+    wake_ids=$(seq -s, 242 500 9999)
+    write "$wake_ids" $((VALUE + 1)) >"$TMP/$TARGET-sel-$round-writes.out"
+    VALUE=$((VALUE + 100))
+    # shellcheck disable=SC2046 # one value per line
+    record selective_us "$TARGET" "$(median $(awk '$1 == "write" { printf "%.0f\n", ($5 - $4) / 1000 }' \
+        "$TMP/$TARGET-sel-$round-writes.out"))"
+    sleep 2
+    answered=$(cat "$TMP/$TARGET-sel-$round"-[01].out | grep -c '^resp ' || true)
+    wrong=$(cat "$TMP/$TARGET-sel-$round"-[01].out | awk -v ids=",$wake_ids," '$1 == "resp" && index(ids, "," $2 ",") == 0' | wc -l)
+    record selective_answered "$TARGET" "$answered/$wrong"
+    for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    CLIENT_PIDS=()
+
+    "$CLIENT" single "${TARGET_ARGS[@]}" --port "$PORT" --id 7 --rounds "$SINGLE_ROUNDS" --value-base $((VALUE + 10)) \
+        >"$TMP/$TARGET-single-$round.out"
+    line=$(grep '^wake ' "$TMP/$TARGET-single-$round.out")
+    record wake_p50 "$TARGET" "$(field p50_us <<<"$line")"
+    record wake_p99 "$TARGET" "$(field p99_us <<<"$line")"
+    stop_pid "$SERVER_PID" "$TARGET"
+    SERVER_PID=""
+    log "round $round $TARGET: memory ${RESULTS[memory,$TARGET]}KiB; fan-out ${RESULTS[fanout,$TARGET]}ms; selective answered ${RESULTS[selective_answered,$TARGET]}; wake p99 ${RESULTS[wake_p99,$TARGET]}us"
+}
+
+LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
+for ((round = 1; round <= ROUNDS; round++)); do
+    one_round lookout "$round"
+    one_round nchan "$round"
+done
+
+# --- the table -----------------------------------------------------------------------
+
+stats() { # values... -> "median min max"
+    local med
+    med=$(median "$@")
+    printf '%s %s %s\n' "$med" "$(printf '%s\n' "$@" | sort -g | head -n 1)" "$(printf '%s\n' "$@" | sort -g | tail -n 1)"
+}
+verdict() { # ratio goal-op goal
+    awk -v r="$1" -v op="$2" -v g="$3" 'BEGIN { ok = (op == ">=") ? r >= g : r <= g; print ok ? "met" : "NOT met" }'
+}
+line() { # label unit lookout-values anchor-values goal-op goal anchor-name
+    local label=$1 unit=$2 op=$5 goal=$6 anchor=$7 ratio lk_med lk_min lk_max ng_med ng_min ng_max
+    # shellcheck disable=SC2086 # the values are a space-separated list
+    read -r lk_med lk_min lk_max <<<"$(stats $3)"
+    # shellcheck disable=SC2086
+    read -r ng_med ng_min ng_max <<<"$(stats $4)"
+    ratio=$(awk -v a="$lk_med" -v b="$ng_med" 'BEGIN { printf "%.2f", (b == 0 ? 0 : a / b) }')
+    printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "$label" "$lk_med" "($lk_min-$lk_max $unit)" \
+        "$ng_med" "($ng_min-$ng_max)" "$ratio" "$op $goal" "$(verdict "$ratio" "$op" "$goal") ($anchor)"
+}
+
+tp_lk=$(awk '$1 == "lookout" { print $2 }' "$TMP/throughput.out")
+tp_ng=$(awk '$1 == "nginx" { print $2 }' "$TMP/throughput.out")
+tp_lk_range=$(awk '$1 == "lookout" { print $3 }' "$TMP/throughput.out")
+tp_ng_range=$(awk '$1 == "nginx" { print $3 }' "$TMP/throughput.out")
+p99_lk=$(awk '$1 == "lookout" { print $4 }' "$TMP/throughput.out")
+p99_ng=$(awk '$1 == "nginx" { print $4 }' "$TMP/throughput.out")
+
+printf '\nLookout vs nginx / Nchan, %s, commit %s, nproc %s, Lookout --database %s, %s rounds alternating, load %s at start, %s at end\n' \
+    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git log -1 --format=%h)" "$(nproc)" "$LOOKOUT_DATABASE" "$ROUNDS" \
+    "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' figure lookout '(range)' anchor '(range)' ratio goal verdict
+printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "GET info_feed?page=1, req/s (wrk -c64)" "$tp_lk" "($tp_lk_range)" \
+    "$tp_ng" "($tp_ng_range)" "$(awk -v a="$tp_lk" -v b="$tp_ng" 'BEGIN { printf "%.2f", a / b }')" ">= 1.0" \
+    "$(verdict "$(awk -v a="$tp_lk" -v b="$tp_ng" 'BEGIN { printf "%.2f", a / b }')" ">=" 1.0) (nginx static file)"
+printf '%-40s %10s %-19s %10s %-19s %7s\n' "  p99 ms (median of rounds)" "$p99_lk" "" "$p99_ng" "" \
+    "$(awk -v a="$p99_lk" -v b="$p99_ng" 'BEGIN { printf "%.2f", a / b }')"
+line "memory per held session, KiB (10,000)" KiB "${RESULTS[memory,lookout]}" "${RESULTS[memory,nchan]}" "<=" 0.5 Nchan
+line "fan-out to 10,000 on one key, ms" ms "${RESULTS[fanout,lookout]}" "${RESULTS[fanout,nchan]}" "<=" 0.5 Nchan
+line "selective: write waking 1 of 10k, p50 us" us "${RESULTS[selective_us,lookout]}" "${RESULTS[selective_us,nchan]}" "<=" 1.0 Nchan
+line "single wake p50, us" us "${RESULTS[wake_p50,lookout]}" "${RESULTS[wake_p50,nchan]}" "<=" 1.0 Nchan
+line "single wake p99, us" us "${RESULTS[wake_p99,lookout]}" "${RESULTS[wake_p99,nchan]}" "<=" 1.0 Nchan
+printf 'fan-out woken per round: lookout %s; nchan %s (of %s)\n' "${RESULTS[fanout_woken,lookout]}" "${RESULTS[fanout_woken,nchan]}" "$SESSIONS"
+printf 'selective: polls answered by the 20 writes / of them not written to, per round: lookout %s; nchan %s (20/0 is right)\n' \
+    "${RESULTS[selective_answered,lookout]}" "${RESULTS[selective_answered,nchan]}"
