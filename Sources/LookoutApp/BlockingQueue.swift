@@ -23,6 +23,11 @@ final class BlockingQueue: Sendable {
         BlockingQueue(label: label, width: ProcessInfo.processInfo.activeProcessorCount)
     }
 
+    /// Runs `work` on the next lane and returns at once.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        queues[next.add(1, ordering: .relaxed).oldValue % queues.count].async(execute: work)
+    }
+
     func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         let lane = queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
         return try await withCheckedThrowingContinuation { continuation in

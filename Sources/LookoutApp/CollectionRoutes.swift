@@ -15,7 +15,8 @@ import LookoutStore
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
-    /// One write at a time, in order, each waiting for the disk off the task threads.
+    /// One write at a time, in order, each waiting for the disk off the task threads; the
+    /// write routes run on it whole, handed over by the daemon thread.
     let writes = BlockingQueue(label: "lookout.writes")
     /// Rendered lists, by scope, collection and query.
     let rendered = RenderCache<String>()
@@ -24,11 +25,11 @@ struct CollectionRoutes: Sendable {
 
     func register(in router: inout Router) {
         router.add("GET", "/v1/{collection}", .view(list))
-        router.add("POST", "/v1/{collection}", .deferred(create))
+        router.add("POST", "/v1/{collection}", .queued(writes, create))
         router.add("GET", "/v1/{collection}/{id}", .view(document))
-        router.add("PUT", "/v1/{collection}/{id}", .deferred(replace))
-        router.add("PATCH", "/v1/{collection}/{id}", .deferred(patch))
-        router.add("DELETE", "/v1/{collection}/{id}", .deferred(delete))
+        router.add("PUT", "/v1/{collection}/{id}", .queued(writes, replace))
+        router.add("PATCH", "/v1/{collection}/{id}", .queued(writes, patch))
+        router.add("DELETE", "/v1/{collection}/{id}", .queued(writes, delete))
     }
 
     /// `GET /v1/{collection}` with filters, search, sort, paging and projection
@@ -93,39 +94,39 @@ struct CollectionRoutes: Sendable {
             revision: snapshot.revision)
     }
 
-    func create(_ context: RequestContext) async throws -> HTTPResponse {
-        try await authorizeWrite(context)
+    func create(_ context: RequestContext) throws -> HTTPResponse {
+        try authorizeWrite(context)
         let collection = context.pathParameters["collection"] ?? ""
-        let commit = try await write(.create(collection: collection, document: try objectBody(context)), context)
+        let commit = try write(.create(collection: collection, document: try objectBody(context)), context)
         var response = documentResponse(commit, status: 201, context: context)
         response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
         return response
     }
 
-    func replace(_ context: RequestContext) async throws -> HTTPResponse {
-        try await authorizeWrite(context)
+    func replace(_ context: RequestContext) throws -> HTTPResponse {
+        try authorizeWrite(context)
         let (collection, id) = try target(context)
-        let commit = try await write(
+        let commit = try write(
             .replace(collection: collection, id: id, document: try objectBody(context)), context)
         return documentResponse(commit, status: 200, context: context)
     }
 
-    func patch(_ context: RequestContext) async throws -> HTTPResponse {
-        try await authorizeWrite(context)
+    func patch(_ context: RequestContext) throws -> HTTPResponse {
+        try authorizeWrite(context)
         let (collection, id) = try target(context)
-        let commit = try await write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
+        let commit = try write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
         return documentResponse(commit, status: 200, context: context)
     }
 
-    func delete(_ context: RequestContext) async throws -> HTTPResponse {
-        try await authorizeWrite(context)
+    func delete(_ context: RequestContext) throws -> HTTPResponse {
+        try authorizeWrite(context)
         let (collection, id) = try target(context)
-        _ = try await write(.delete(collection: collection, id: id), context)
+        _ = try write(.delete(collection: collection, id: id), context)
         return HTTPResponse(status: 204, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
     }
 
     /// Writes need a valid token whose scope allows writing.
-    private func authorizeWrite(_ context: RequestContext) async throws {
+    private func authorizeWrite(_ context: RequestContext) throws {
         let token = try BearerToken.parse(context.request.headers["Authorization"])
         let claims = try tokens.verify(token)
         guard claims.role == .editor || claims.role == .admin else {
@@ -133,8 +134,8 @@ struct CollectionRoutes: Sendable {
         }
     }
 
-    /// Applies a write with the request's `If-Match`, on the write queue.
-    private func write(_ mutation: Mutation, _ context: RequestContext) async throws -> Commit {
+    /// Applies a write with the request's `If-Match`; called on the write queue.
+    private func write(_ mutation: Mutation, _ context: RequestContext) throws -> Commit {
         var expected: UInt64?
         if let header = context.request.headers["If-Match"] {
             guard let tag = EntityTag.first(in: header), tag.epoch == store.epoch
@@ -143,9 +144,7 @@ struct CollectionRoutes: Sendable {
         }
         // The long-polls this write wakes are answered first and resumed together. A
         // StoreError is mapped to its status by the responder.
-        return try await writes.run { [store, expected] in
-            try SuspendedRequest.resumingTogether { try store.apply(mutation, expectedRevision: expected) }
-        }
+        return try SuspendedRequest.resumingTogether { try store.apply(mutation, expectedRevision: expected) }
     }
 
     /// The document after a write, with its version as `ETag` for the next `If-Match`.

@@ -60,6 +60,14 @@ struct LookoutResponder: HTTPResponder {
                 return longPoll.reply(
                     to: context, render: { try render(context, $0) },
                     finish: { finish(request, requestID, measured, $0) })
+            case .queued(let queue, let handle):
+                return .suspend(
+                    onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
+                    hold: { held in
+                        queue.submit {
+                            held.respond(finish(request, requestID, measured, Result { try handle(context) }))
+                        }
+                    })
             case .deferred(let handle):
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },

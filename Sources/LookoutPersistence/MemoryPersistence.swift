@@ -24,12 +24,12 @@ public final class MemoryPersistence: Persistence {
 
     public func record(_ entry: JournalEntry) throws {
         try state.withLock { state throws(PersistenceError) in
-            guard var image = state.image else { throw .failed("no history was created") }
-            guard entry.revision > image.revision else {
-                throw .failed("revision \(entry.revision) does not follow \(image.revision)")
+            guard let revision = state.image?.revision else { throw .failed("no history was created") }
+            guard entry.revision > revision else {
+                throw .failed("revision \(entry.revision) does not follow \(revision)")
             }
-            image.apply(entry)
-            state.image = image
+            // In place: a copy of the image would copy every collection's documents.
+            state.image?.apply(entry)
         }
     }
 
