@@ -20,6 +20,8 @@ struct CollectionRoutes: Sendable {
     let writes = BlockingQueue(label: "lookout.writes")
     /// Rendered lists, by scope, collection and query.
     let rendered = RenderCache<String>()
+    /// Rendered documents, by scope, collection, id and query.
+    let renderedDocuments = RenderCache<String>()
 
     private var access: ReadAccess { ReadAccess(tokens: tokens) }
 
@@ -82,16 +84,22 @@ struct CollectionRoutes: Sendable {
         let (collection, id) = try target(context)
         guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
         let scope = try access.scope(of: context, for: options)
-        let projection = try Projection(
-            fields: context.query["fields"], expand: context.query["expand"], collection: collection,
-            options: options, scope: scope, in: snapshot)
-        var reads = ReadSet()
-        guard let document = projection.read(id, in: collection, from: snapshot, reads: &reads) else {
-            throw APIError.notFound
+        // Shared like lists: ten thousand polls woken on one document render it once.
+        let key =
+            (scope == .everything ? "" : "public ") + "\(collection)/\(id)?"
+            + context.query.encoded(excluding: LongPoll.parameters)
+        return try renderedDocuments.view(for: key, at: snapshot) { snapshot in
+            let projection = try Projection(
+                fields: context.query["fields"], expand: context.query["expand"], collection: collection,
+                options: options, scope: scope, in: snapshot)
+            var reads = ReadSet()
+            guard let document = projection.read(id, in: collection, from: snapshot, reads: &reads) else {
+                throw APIError.notFound
+            }
+            return RenderedView(
+                body: JSONWriter.encode(.object(document)), caching: scope.cacheHeaders(for: options), reads: reads,
+                revision: snapshot.revision)
         }
-        return RenderedView(
-            body: JSONWriter.encode(.object(document)), caching: scope.cacheHeaders(for: options), reads: reads,
-            revision: snapshot.revision)
     }
 
     func create(_ context: RequestContext) throws -> HTTPResponse {
