@@ -117,21 +117,28 @@ final class SuspendedRequests: Sendable {
 /// Hands a response to the C layer: copies headers and body. With `resuming: false` a
 /// suspended request stays suspended until `lk_mhd_resume`.
 func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bool = true) {
-    var names: [String] = []
-    var values: [String] = []
-    names.reserveCapacity(response.headers.count)
-    values.reserveCapacity(response.headers.count)
+    // Every name and value NUL-terminated in one buffer, then pointers into it: one
+    // allocation for the text and one for the array of pointer pairs.
+    var text: [UInt8] = []
+    text.reserveCapacity(response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+    var offsets: [(name: Int, value: Int)] = []
+    offsets.reserveCapacity(response.headers.count)
     for field in response.headers {
-        names.append(field.name)
-        values.append(field.value)
+        let name = text.count
+        text.append(contentsOf: field.name.utf8)
+        text.append(0)
+        let value = text.count
+        text.append(contentsOf: field.value.utf8)
+        text.append(0)
+        offsets.append((name, value))
     }
-    withCStrings(names) { namePointers in
-        withCStrings(values) { valuePointers in
-            var headers: [lk_mhd_header] = []
-            headers.reserveCapacity(namePointers.count)
-            for index in namePointers.indices {
-                headers.append(lk_mhd_header(name: namePointers[index], value: valuePointers[index]))
-            }
+    text.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { characters in
+            // No headers: an empty buffer, which has no address.
+            let headers =
+                characters.baseAddress.map { base in
+                    offsets.map { lk_mhd_header(name: base + $0.name, value: base + $0.value) }
+                } ?? []
             response.body.withUnsafeBytes { body in
                 if resuming {
                     _ = lk_mhd_respond(
@@ -142,25 +149,5 @@ func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bo
                 }
             }
         }
-    }
-}
-
-/// Calls `body` with C strings for `strings`, valid only during the call.
-private func withCStrings<Result>(
-    _ strings: [String],
-    _ body: ([UnsafePointer<CChar>]) -> Result
-) -> Result {
-    // One allocation holding every string NUL-terminated, then pointers into it.
-    var storage: [CChar] = []
-    storage.reserveCapacity(strings.reduce(0) { $0 + $1.utf8.count + 1 })
-    var offsets: [Int] = []
-    offsets.reserveCapacity(strings.count)
-    for string in strings {
-        offsets.append(storage.count)
-        storage.append(contentsOf: string.utf8.map { CChar(bitPattern: $0) })
-        storage.append(0)
-    }
-    return storage.withUnsafeBufferPointer { buffer in
-        body(offsets.map { buffer.baseAddress! + $0 })
     }
 }
