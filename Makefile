@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3
 FORMAT_PATHS := Package.swift Sources Tests
 
-.PHONY: deps build run test crash-test lint format
+.PHONY: deps build run test crash-test container-test lint format
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
@@ -39,6 +39,11 @@ test: deps
 crash-test: deps
 	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
 	bash Tests/crash/crash-test.sh
+
+# Builds Docker/Dockerfile with podman (base images made locally, nothing pulled), runs the
+# image as a user would and checks it; cleans up after itself. Installs podman if missing.
+container-test:
+	bash Docker/smoke-test.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive $(FORMAT_PATHS)
