@@ -21,6 +21,16 @@ stop_pid() { # pid name
     wait "$pid" 2>/dev/null || true
 }
 
+# Installs Debian packages, with sudo only when not root; nothing when given none.
+apt_install() {
+    (($# > 0)) || return 0
+    local -a sudo=()
+    ((EUID == 0)) || sudo=(sudo)
+    log "installing $*"
+    "${sudo[@]}" apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+}
+
 show_tail() { # file label
     if [[ -s $1 ]]; then
         printf -- '--- last lines of %s (%s) ---\n' "$2" "$1" >&2

@@ -40,15 +40,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 
 install_missing() {
-    local -a packages=() sudo=()
+    local -a packages=()
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
     [[ -x $NGINX ]] || packages+=(nginx-light)
     [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
-    ((${#packages[@]} > 0)) || return 0
-    ((EUID == 0)) || sudo=(sudo)
-    log "installing ${packages[*]}"
-    "${sudo[@]}" apt-get update -q
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}"
+    apt_install "${packages[@]}"
 }
 install_missing
 

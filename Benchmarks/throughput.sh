@@ -37,15 +37,11 @@ REPO_ROOT="$(pwd)"
 # --- tools -----------------------------------------------------------------------
 
 install_missing() {
-    local -a packages=() sudo=()
+    local -a packages=()
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
     [[ -x $NGINX ]] || packages+=(nginx-light)
     command -v curl >/dev/null 2>&1 || packages+=(curl)
-    ((${#packages[@]} > 0)) || return 0
-    ((EUID == 0)) || sudo=(sudo)
-    log "installing ${packages[*]}"
-    "${sudo[@]}" apt-get update -q
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${packages[@]}"
+    apt_install "${packages[@]}"
 }
 
 # A TCP port on 127.0.0.1 that nothing answers on (racy, but the servers fail loudly
