@@ -53,7 +53,10 @@ struct LoginThrottleHTTPTests {
     @Test("repeated failures lock the account and the address with 429 and Retry-After; others are not slowed")
     func lockout() async throws {
         let clock = ManualWallClock()
-        try await withApp(clock: clock) { app in
+        // The demo users at the lowest scrypt cost: the throttle does not depend on it, and ten
+        // full-cost checks at once beside other suites' logins could outlast the socket timeout.
+        let file = try ReadAccessTests.dataFile("[]")
+        try await withApp(clock: clock, configure: { $0.dataFile = file }) { app in
             // Ten wrong passwords at once: the later ones are held up to 4 s, none refused yet.
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<LoginThrottle.lockoutFailures {
