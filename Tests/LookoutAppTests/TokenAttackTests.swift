@@ -13,7 +13,7 @@ struct TokenAttackTests {
         "alg none, another algorithm, a wrong signature, an unknown kid, expired, not yet valid and revoked are all 401"
     )
     func matrix() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let genuine = try await app.login("editor@example.com", "editor-password")
             // A service holding the server's own keys, to forge with.
             let ring = try #require(try KeyRingFile(directory: app.dataDirectory).load())

@@ -11,7 +11,7 @@ import Testing
 struct TokenEndpointTests {
     @Test("the password grant answers RFC 6749's shape, not cached; the token writes; a narrower scope cannot")
     func passwordGrant() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let response = try await app.form(
                 "/v1/auth/token",
                 ["grant_type": "password", "username": "Editor@Example.com", "password": "editor-password"])
@@ -53,7 +53,7 @@ struct TokenEndpointTests {
     @Test(
         "bad token requests get RFC 6749 errors: invalid_grant, invalid_request, invalid_scope, unsupported_grant_type")
     func errors() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let cases: [([String: String], String)] = [
                 (["grant_type": "password", "username": "demo@example.com", "password": "wrong"], "invalid_grant"),
                 (["grant_type": "password", "username": "nobody@example.com", "password": "x"], "invalid_grant"),
@@ -99,7 +99,7 @@ struct TokenEndpointTests {
 
     @Test("a password with non-ASCII characters logs in through the form encoding")
     func nonASCIIPassword() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let password = "pässwörd-東京-🔑"
             try UserCommands.add(
                 "kana@example.com", role: .reader, password: password, in: app.configuration)
@@ -118,7 +118,7 @@ struct TokenEndpointTests {
 
     @Test("refresh tokens rotate; replaying a rotated one revokes its whole family, access tokens included")
     func refreshReplay() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let first = try await app.passwordGrant("editor@example.com", "editor-password")
             let other = try await app.passwordGrant("editor@example.com", "editor-password")
             let second = try await app.refresh(first.refresh)
@@ -147,7 +147,7 @@ struct TokenEndpointTests {
 
     @Test("of several uses of one refresh token at once, exactly one succeeds")
     func concurrentRefresh() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let grant = try await app.passwordGrant("demo@example.com", "demo-password")
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<5 { group.addTask { try await app.refresh(grant.refresh).status } }
@@ -159,7 +159,7 @@ struct TokenEndpointTests {
 
     @Test("a refresh token expires; a removed user's refresh fails; a demoted user's scope shrinks")
     func refreshLimits() async throws {
-        try await withApp(configure: { $0.refreshTokenLifetime = .seconds(600) }) { app in
+        try await withCheapApp(configure: { $0.refreshTokenLifetime = .seconds(600) }) { app in
             let old = try await app.passwordGrant("editor@example.com", "editor-password")
             app.clock.advance(seconds: 600)
             #expect(try await app.refresh(old.refresh).json["error"] == "invalid_grant")
@@ -176,7 +176,7 @@ struct TokenEndpointTests {
 
     @Test("introspection (RFC 7662): needs a token; shows one's own tokens, all to an admin; inactive otherwise")
     func introspect() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let editor = try await app.passwordGrant("editor@example.com", "editor-password")
             let reader = try await app.passwordGrant("demo@example.com", "demo-password")
             #expect(try await app.form("/v1/auth/introspect", ["token": editor.access]).status == 401)
@@ -217,7 +217,8 @@ struct TokenEndpointTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-revoke-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = ManualWallClock()
-        let app = try await LiveApp.start(dataDirectory: directory, clock: clock)
+        let file = try cheapDataFile()
+        let app = try await LiveApp.start(dataDirectory: directory, clock: clock) { $0.dataFile = file }
         let editor = try await app.passwordGrant("editor@example.com", "editor-password")
         let seedToken = try await app.login("editor@example.com", "editor-password")
         for garbage in ["nonsense", "lkr_unknown", "a.b.c"] {
@@ -240,7 +241,7 @@ struct TokenEndpointTests {
         #expect(try await app.refresh(editor.refresh).status == 400)
         app.shutdown()
 
-        let restarted = try await LiveApp.start(dataDirectory: directory, clock: clock)
+        let restarted = try await LiveApp.start(dataDirectory: directory, clock: clock) { $0.dataFile = file }
         defer { restarted.shutdown() }
         #expect(try await restarted.verify(seedToken).status == 401)
         #expect(try await restarted.verify(editor.access).status == 401)
@@ -251,11 +252,11 @@ struct TokenEndpointTests {
 
     @Test("with EdDSA the JWKS publishes the public key, and it alone verifies the token; HS256 publishes nothing")
     func jwks() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let response = try await app.request("GET", "/.well-known/jwks.json")
             #expect(try response.json == ["keys": []])
         }
-        try await withApp(configure: { $0.signingAlgorithm = .edDSA }) { app in
+        try await withCheapApp(configure: { $0.signingAlgorithm = .edDSA }) { app in
             let token = try await app.login()
             let response = try await app.request("GET", "/.well-known/jwks.json")
             #expect(response.header("Cache-Control") == "public, max-age=60")
@@ -279,7 +280,7 @@ struct TokenEndpointTests {
 
     @Test("lookout keys rotate while serving: new tokens use the new key, old ones still verify")
     func rotation() async throws {
-        try await withApp { app in
+        try await withCheapApp { app in
             let before = try await app.login()
             let ring = try KeyRingFile(directory: app.dataDirectory).rotate(
                 to: .edDSA, now: Date(), keepRetired: .seconds(86400))
@@ -348,4 +349,25 @@ enum Ed25519Check {
     static func isValid(signature: [UInt8], of input: [UInt8], publicKey: [UInt8]) throws -> Bool {
         try Curve25519.Signing.PublicKey(rawRepresentation: publicKey).isValidSignature(signature, for: input)
     }
+}
+
+/// The demo users at the lowest scrypt cost and a `pickup_feeds` collection to write to:
+/// these suites log in many times, and full-cost checks beside other suites' could outlast
+/// the socket timeout on a loaded machine.
+func cheapDataFile() throws -> String {
+    try ReadAccessTests.dataFile(#"[{"name": "pickup_feeds", "public": true, "documents": [{"id": 1, "title": "t"}]}]"#)
+}
+
+func withCheapApp(
+    clock: ManualWallClock = ManualWallClock(),
+    configure: @escaping (inout AppConfiguration) -> Void = { _ in },
+    _ body: (LiveApp) async throws -> Void
+) async throws {
+    let file = try cheapDataFile()
+    try await withApp(
+        clock: clock,
+        configure: {
+            $0.dataFile = file
+            configure(&$0)
+        }, body)
 }
