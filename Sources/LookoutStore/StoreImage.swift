@@ -13,6 +13,24 @@ public struct StoreImage: Sendable, Equatable {
         self.revision = revision
         self.collections = collections
     }
+
+    /// This image after `entry`: what storage must hold once it has recorded it.
+    public mutating func apply(_ entry: JournalEntry) {
+        revision = entry.revision
+        for name in entry.memberships where !collections.contains(where: { $0.name == name }) {
+            collections.append(CollectionImage(name: name, membershipRevision: entry.revision, documents: []))
+            collections.sort { $0.name < $1.name }
+        }
+        for index in collections.indices {
+            let name = collections[index].name
+            if entry.memberships.contains(name) { collections[index].membershipRevision = entry.revision }
+            for change in entry.documents where change.collection == name {
+                collections[index].documents.removeAll { $0.id == change.id }
+                if let document = change.document { collections[index].documents.append(document) }
+            }
+            collections[index].documents.sort { $0.id < $1.id }
+        }
+    }
 }
 
 /// One collection's documents and the revision that last changed its membership.
