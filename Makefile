@@ -38,9 +38,7 @@ test: deps
 	bash Tests/crash/crash-test.sh
 
 # kill -9 the debug server 20 times while it takes writes; check nothing acknowledged is lost.
-crash-# Tests that need PostgreSQL start their own server (initdb in a temporary directory, on
-# 127.0.0.1 at a free port, stopped at the end); as root it runs as nobody via setpriv.
-test: deps
+crash-test: deps
 	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
 	bash Tests/crash/crash-test.sh
 
