@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 postgresql
 FORMAT_PATHS := Package.swift Sources Tests
 
 .PHONY: deps build run test crash-test container-test lint format
@@ -29,6 +29,8 @@ run: build
 # build: at -O0 a login costs ~0.7 s and parallel logins slow each other badly.
 TEST_BUILD_FLAGS := -Xcc -O2
 
+# Tests that need PostgreSQL start their own server (initdb in a temporary directory, on
+# 127.0.0.1 at a free port, stopped at the end); as root it runs as nobody via setpriv.
 test: deps
 	$(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_BUILD_FLAGS)

@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The HTTP server: the only code that includes <microhttpd.h>.
@@ -44,7 +45,11 @@ let package = Package(
         .target(name: "LookoutFeeds", dependencies: ["LookoutStore", "LookoutJSON"]),
         .target(
             name: "LookoutPersistence",
-            dependencies: ["LookoutStore", "LookoutJSON", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "LookoutStore", "LookoutJSON",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .target(
             name: "LookoutApp",
@@ -71,7 +76,8 @@ let package = Package(
         .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth", "LookoutTestSupport"]),
         .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),
         .testTarget(
-            name: "LookoutPersistenceTests", dependencies: ["LookoutPersistence", "LookoutStore", "LookoutJSON"]),
+            name: "LookoutPersistenceTests",
+            dependencies: ["LookoutPersistence", "LookoutStore", "LookoutJSON", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutAppTests",
             dependencies: [

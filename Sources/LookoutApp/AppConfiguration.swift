@@ -26,6 +26,9 @@ public struct AppConfiguration: Sendable {
     public var database: Database
     /// A size limit for the database file; writes past it fail with 503. Nil: the disk's.
     public var maxDatabaseBytes: Int?
+    /// The PostgreSQL database (`postgres://user:password@host:port/database`) when
+    /// ``database`` is ``Database/postgres``.
+    public var databaseURL: String?
 
     /// Where state is kept.
     public enum Database: String, Sendable, CaseIterable {
@@ -33,6 +36,9 @@ public struct AppConfiguration: Sendable {
         case sqlite
         /// Process memory: nothing survives a restart.
         case memory
+        /// A PostgreSQL database at ``AppConfiguration/databaseURL``, which several
+        /// instances can share.
+        case postgres
     }
 
     /// The SQLite database file in the data directory.

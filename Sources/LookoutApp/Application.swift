@@ -2,6 +2,7 @@ import Logging
 import LookoutAuth
 import LookoutFeeds
 import LookoutHTTP
+import LookoutPersistence
 import LookoutStore
 
 #if canImport(Foundation)
@@ -12,13 +13,22 @@ import LookoutStore
 public final class Application: Sendable {
     private let server: HTTPServer
     private let deadlines: DeadlineTimer
+    /// Stops what follows a shared database, after the server.
+    private let stopFollowing: @Sendable () -> Void
     public let logger: Logger
     /// What `GET /metrics` serves; this application's own registry.
     public let metrics: ServiceMetrics
 
-    init(server: HTTPServer, deadlines: DeadlineTimer, logger: Logger, metrics: ServiceMetrics) {
+    init(
+        server: HTTPServer,
+        deadlines: DeadlineTimer,
+        logger: Logger,
+        metrics: ServiceMetrics,
+        stopFollowing: @escaping @Sendable () -> Void = {}
+    ) {
         self.server = server
         self.deadlines = deadlines
+        self.stopFollowing = stopFollowing
         self.logger = logger
         self.metrics = metrics
     }
@@ -39,7 +49,10 @@ public final class Application: Sendable {
     ///   process should exit then, which closes their connections.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> Bool {
-        defer { deadlines.stop() }
+        defer {
+            deadlines.stop()
+            stopFollowing()
+        }
         return server.shutdown(timeout: timeout)
     }
 }
@@ -55,8 +68,17 @@ public func buildApplication(
     now: @escaping @Sendable () -> Date = Date.init
 ) async throws -> Application {
     let data = try DataFile.load(path: configuration.dataFile)
-    let state = try ServiceState.open(configuration, data: data)
+    // Opening storage blocks (a disk, a database server): off the task threads.
+    let state = try await BlockingQueue(label: "lookout.start").run {
+        try ServiceState.open(configuration, data: data)
+    }
     let store = state.store
+    // Several instances on one PostgreSQL database: apply the others' commits here.
+    let feed = (state.persistence as? PostgresPersistence).map { database in
+        PostgresChangeFeed(store: store, database: database, logger: logger) { apply in
+            SuspendedRequest.resumingTogether(apply)
+        }
+    }
     // Looked up at each login, so `lookout user` changes count while the server runs.
     let records = UserRecords(persistence: state.persistence)
     let users = UserDirectory(decoyCost: state.users.first?.passwordHash) { try records.user($0) }
@@ -64,11 +86,12 @@ public func buildApplication(
     let tokens = TokenService(
         keys: try signingKeys(configuration, now: now()), lifetime: configuration.tokenLifetime, now: now)
     let metrics = ServiceMetrics()
-    let readiness = [
-        ReadinessCheck.store(store),
-        ReadinessCheck.storage(dataDirectory: configuration.dataDirectory).cached(for: .seconds(1)),
-        ReadinessCheck.database(state.persistence).cached(for: .seconds(1)),
-    ]
+    let readiness =
+        [
+            ReadinessCheck.store(store),
+            ReadinessCheck.storage(dataDirectory: configuration.dataDirectory).cached(for: .seconds(1)),
+            ReadinessCheck.database(state.persistence).cached(for: .seconds(1)),
+        ] + (feed.map { [ReadinessCheck.changes($0)] } ?? [])
 
     var router = Router()
     let login = PasswordLogin(users: users, throttle: LoginThrottle(now: now))
@@ -93,6 +116,14 @@ public func buildApplication(
     metrics.beforeEachScrape { metrics in
         metrics.storeRevision.set(to: Double(store.snapshot().revision))
         metrics.exportWakes(total: store.wokenCount)
+    }
+    if let feed {
+        feed.start()
+        // Started after loading and stopped after the server: a feed cannot miss a commit
+        // in between, since it reads every change after the store's revision.
+        return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics) {
+            feed.stop()
+        }
     }
     return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics)
 }

@@ -57,6 +57,19 @@ extension ReadinessCheck {
         }
     }
 
+    /// `changes`: the store follows the shared database's commits. Not ready before the
+    /// first catch-up after start, nor while the connection is lost (reads are served
+    /// then, possibly stale, and writes refused).
+    static func changes(_ feed: PostgresChangeFeed) -> ReadinessCheck {
+        ReadinessCheck(name: "changes") {
+            switch feed.status {
+            case .following: .ok
+            case .starting: .failing("catching up with the database")
+            case .disconnected(let reason): .failing("not following the database: \(reason)")
+            }
+        }
+    }
+
     /// `what`, and the reason for `code`; pass `errno` first, before anything can change it.
     private static func failure(_ code: Int32, _ what: String) -> Status {
         .failing("\(what): \(String(cString: strerror(code)))")

@@ -29,7 +29,8 @@ struct ServiceState {
                 for user in data.users { try UserRecords(persistence: persistence).put(user) }
                 let epoch = randomEpoch()
                 try persistence.create(epoch: epoch)
-                image = StoreImage(epoch: epoch, revision: 0, collections: [])
+                // A shared database may have been given another instance's epoch first.
+                image = try persistence.load() ?? StoreImage(epoch: epoch, revision: 0, collections: [])
             }
             let store = try Store(restoring: image, declarations: data.collections, journal: persistence)
             let users = try UserRecords(persistence: persistence).all()
@@ -49,6 +50,15 @@ struct ServiceState {
             try createDataDirectory(configuration)
             do {
                 return try SQLitePersistence(path: configuration.databasePath, maxBytes: configuration.maxDatabaseBytes)
+            } catch {
+                throw StartupError("\(describe(configuration)): \(error)")
+            }
+        case .postgres:
+            guard let url = configuration.databaseURL else {
+                throw StartupError("the postgres database needs a postgres:// URL")
+            }
+            do {
+                return try PostgresPersistence(url: url)
             } catch {
                 throw StartupError("\(describe(configuration)): \(error)")
             }
@@ -72,6 +82,8 @@ struct ServiceState {
         switch configuration.database {
         case .memory: "in-memory storage"
         case .sqlite: "database \(configuration.databasePath)"
+        case .postgres:
+            "database \(configuration.databaseURL.flatMap(PostgresPersistence.location(of:)) ?? "postgres")"
         }
     }
 }

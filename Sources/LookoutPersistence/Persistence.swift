@@ -5,9 +5,9 @@ import LookoutStore
 /// and gives the whole state back at the next start. Also keeps small records outside
 /// the store, by kind and key: users, refresh tokens.
 ///
-/// Implementations: ``SQLitePersistence`` (the embedded default) and
-/// ``MemoryPersistence`` (nothing survives the process). Both pass one contract suite;
-/// a server-backed implementation plugs in the same way.
+/// Implementations: ``SQLitePersistence`` (the embedded default),
+/// ``MemoryPersistence`` (nothing survives the process) and ``PostgresPersistence``
+/// (shared by several instances). All pass one contract suite.
 public protocol Persistence: StoreJournal {
     /// The stored state, or nil when storage holds none yet (a first start).
     func load() throws(PersistenceError) -> StoreImage?
@@ -34,6 +34,10 @@ public enum PersistenceError: Error, Equatable, CustomStringConvertible {
     case full(String)
     /// Any other failure of a read or write.
     case failed(String)
+    /// A shared database holds commits of other instances after the entry's base
+    /// revision: these, in order. Nothing was recorded; the store applies them and
+    /// plans its write again (``JournalConflict``).
+    case behind([JournalEntry])
 
     public var description: String {
         switch self {
@@ -41,6 +45,14 @@ public enum PersistenceError: Error, Equatable, CustomStringConvertible {
         case .unavailable(let reason): "the database cannot be opened: \(reason)"
         case .full(let reason): "no space left for the database: \(reason)"
         case .failed(let reason): reason
+        case .behind(let entries):
+            "revision \(entries.first.map { String($0.revision) } ?? "?") was committed by another instance first"
         }
+    }
+}
+
+extension PersistenceError: JournalConflict {
+    public var committed: [JournalEntry] {
+        if case .behind(let entries) = self { entries } else { [] }
     }
 }

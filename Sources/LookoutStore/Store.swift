@@ -24,6 +24,8 @@ public final class Store: Sendable {
     private let registrar = FieldRegistrar()
     private let interner = Mutex(KeyInterner())
     private let journal: (any StoreJournal)?
+    /// Options of the declared collections, for one another instance adds.
+    private let declaredOptions: [String: DocumentCollection.Options]
     private let woken = Atomic<UInt64>(0)
 
     /// A new store from declared collections, all at revision 1 (0 when empty), kept in
@@ -47,14 +49,54 @@ public final class Store: Sendable {
         declarations: [DocumentCollection],
         journal: (any StoreJournal)? = nil
     ) throws(StoreError) {
+        var declared: [String: DocumentCollection.Options] = [:]
+        for declaration in declarations {
+            guard declared[declaration.name] == nil else { throw .duplicateCollection(declaration.name) }
+            declared[declaration.name] = declaration.options
+        }
+        var image = image
+        var states: [String: CollectionState]
+        var revision: UInt64
+        // Another instance sharing the journal may add the same collections first: then
+        // its entries are taken in and the added collections worked out again.
+        while true {
+            (states, revision) = try Self.restore(image, declarations)
+            guard revision > image.revision else { break }
+            let added = declarations.filter { image.collections.map(\.name).contains($0.name) == false }.map {
+                states[$0.name]!.image(named: $0.name)
+            }
+            let entry = JournalEntry(
+                revision: revision, memberships: added.map(\.name),
+                documents: added.flatMap { collection in
+                    collection.documents.map { .init(collection: collection.name, id: $0.id, document: $0) }
+                })
+            do {
+                try journal?.record(entry)
+                break
+            } catch let conflict as any JournalConflict where conflict.committed.first?.revision == revision {
+                for committed in conflict.committed { image.apply(committed) }
+            } catch {
+                throw .storageFailed(String(describing: error))
+            }
+        }
+        self.journal = journal
+        self.declaredOptions = declared
+        current = Mutex(StoreSnapshot(epoch: image.epoch, revision: revision, collections: states))
+    }
+
+    /// The collections of `image` with the declared ones it lacks added at the next
+    /// revision, and the revision after that (the image's when nothing was added).
+    private static func restore(
+        _ image: StoreImage,
+        _ declarations: [DocumentCollection]
+    ) throws(StoreError) -> ([String: CollectionState], UInt64) {
         var stored: [String: CollectionImage] = [:]
         for collection in image.collections { stored[collection.name] = collection }
         var states: [String: CollectionState] = [:]
-        var added: [CollectionImage] = []
+        var added = false
         for declaration in declarations {
-            guard states[declaration.name] == nil else { throw .duplicateCollection(declaration.name) }
             let collection = stored[declaration.name] ?? declaration.image(at: image.revision + 1)
-            if stored[declaration.name] == nil { added.append(collection) }
+            if stored[declaration.name] == nil { added = true }
             states[declaration.name] = CollectionState(options: declaration.options, image: collection)
         }
         for collection in image.collections where states[collection.name] == nil {
@@ -66,26 +108,7 @@ public final class Store: Sendable {
                     collection: declaration.name, reason: "reference \(field) names no collection \"\(target)\"")
             }
         }
-        var revision = image.revision
-        if !added.isEmpty {
-            revision += 1
-            let entry = JournalEntry(
-                revision: revision, memberships: added.map(\.name),
-                documents: added.flatMap { collection in
-                    collection.documents.map { .init(collection: collection.name, id: $0.id, document: $0) }
-                })
-            try Self.record(entry, in: journal)
-        }
-        self.journal = journal
-        current = Mutex(StoreSnapshot(epoch: image.epoch, revision: revision, collections: states))
-    }
-
-    private static func record(_ entry: JournalEntry, in journal: (any StoreJournal)?) throws(StoreError) {
-        do {
-            try journal?.record(entry)
-        } catch {
-            throw .storageFailed(String(describing: error))
-        }
+        return (states, added ? image.revision + 1 : image.revision)
     }
 
     /// The served collections as storage keeps them.
@@ -112,37 +135,132 @@ public final class Store: Sendable {
     @discardableResult
     public func apply(_ mutation: Mutation, expectedRevision: UInt64? = nil) throws(StoreError) -> Commit {
         try writer.withLock { _ throws(StoreError) in
-            let before = snapshot()
-            var planner = WritePlanner(snapshot: before)
-            let plan = try planner.plan(mutation, expectedRevision: expectedRevision)
-            guard !plan.changed.isEmpty else {
+            while true {
+                let before = snapshot()
+                var planner = WritePlanner(snapshot: before)
+                let plan = try planner.plan(mutation, expectedRevision: expectedRevision)
+                guard !plan.changed.isEmpty else {
+                    return Commit(
+                        revision: before.revision, changed: [], id: plan.id, document: plan.document,
+                        documentRevision: plan.documentRevision)
+                }
+                let entry = JournalEntry(
+                    revision: planner.result.revision,
+                    memberships: plan.changed.contains(.membership(collection: mutation.collection))
+                        ? [mutation.collection] : [],
+                    documents: [
+                        .init(
+                            collection: mutation.collection, id: plan.id,
+                            document: planner.result.collections[mutation.collection]?.documents[plan.id]?.image)
+                    ])
+                do {
+                    try journal?.record(entry)
+                } catch let conflict as any JournalConflict where conflict.committed.first?.revision == entry.revision {
+                    // Another instance committed first: take its writes in, then plan again.
+                    for committed in conflict.committed {
+                        guard publishLocked(committed) else { break }
+                    }
+                    continue
+                } catch {
+                    throw .storageFailed(String(describing: error))
+                }
+                publish(planner.result, changing: plan.changed, after: before)
                 return Commit(
-                    revision: before.revision, changed: [], id: plan.id, document: plan.document,
+                    revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document,
                     documentRevision: plan.documentRevision)
             }
-            let entry = JournalEntry(
-                revision: planner.result.revision,
-                memberships: plan.changed.contains(.membership(collection: mutation.collection))
-                    ? [mutation.collection] : [],
-                documents: [
-                    .init(
-                        collection: mutation.collection, id: plan.id,
-                        document: planner.result.collections[mutation.collection]?.documents[plan.id]?.image)
-                ])
-            try Self.record(entry, in: journal)
-            current.withLock { $0 = planner.result }
-            let wakeKeys = plan.changed.filter { key in
-                guard case .field(let collection, _, let name) = key else { return true }
-                return !(before.collections[collection]?.options.ignored.contains(name) ?? false)
+        }
+    }
+
+    /// Applies writes another instance committed to the shared journal, in revision
+    /// order, waking the waiters on what they changed as a local write would.
+    ///
+    /// Entries at or below the store's revision were applied already and are skipped;
+    /// applying stops at a gap (an entry that does not follow the store's revision), so
+    /// nothing is skipped or applied twice.
+    /// - Returns: the store's revision afterwards.
+    @discardableResult
+    public func applyCommitted(_ entries: [JournalEntry]) -> UInt64 {
+        writer.withLock { _ in
+            for entry in entries {
+                guard publishLocked(entry) else { break }
             }
-            if !wakeKeys.isEmpty {
-                let ids = interner.withLock { interner in wakeKeys.map { interner.id(for: $0) } }
-                let count = registrar.commit(ids, revision: planner.result.revision)
-                woken.add(UInt64(count), ordering: .relaxed)
-            }
-            return Commit(
-                revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document,
-                documentRevision: plan.documentRevision)
+            return snapshot().revision
+        }
+    }
+
+    /// Publishes a committed `entry` if it is the next revision.
+    /// - Returns: false at a gap (the entry is past the next revision).
+    /// - Precondition: the writer lock is held.
+    private func publishLocked(_ entry: JournalEntry) -> Bool {
+        let before = snapshot()
+        guard entry.revision == before.revision + 1 else { return entry.revision <= before.revision }
+        var collections = before.collections
+        var changed: [StoreKey] = []
+        for name in entry.memberships {
+            collections[name, default: emptyCollection(name, at: entry.revision)].membershipRevision = entry.revision
+            changed.append(.membership(collection: name))
+        }
+        for change in entry.documents {
+            let name = change.collection
+            var state = collections[name] ?? emptyCollection(name, at: entry.revision)
+            let old = state.documents[change.id]
+            let new = change.document.map(StoredDocument.init)
+            changed += Self.changedKeys(old, new, collection: name, id: change.id, revision: entry.revision)
+            if old == nil, new != nil { state.ids.append(change.id) }
+            if new == nil { state.ids.removeAll { $0 == change.id } }
+            state.documents[change.id] = new
+            state.countFields(removing: old?.fields, adding: new?.fields)
+            collections[name] = state
+        }
+        publish(
+            StoreSnapshot(epoch: before.epoch, revision: entry.revision, collections: collections), changing: changed,
+            after: before)
+        return true
+    }
+
+    private func emptyCollection(_ name: String, at revision: UInt64) -> CollectionState {
+        CollectionState(
+            options: declaredOptions[name] ?? DocumentCollection.Options(),
+            image: CollectionImage(name: name, membershipRevision: revision, documents: []))
+    }
+
+    /// The keys of document `id` a committed write changed, from its state before and
+    /// after: every field when it was created or deleted, else those it stamped with
+    /// `revision` (a removed field is stamped too).
+    private static func changedKeys(
+        _ old: StoredDocument?,
+        _ new: StoredDocument?,
+        collection: String,
+        id: Int,
+        revision: UInt64
+    ) -> [StoreKey] {
+        guard old != nil, let new else {
+            let names = Set((old?.fields.keys ?? []) + (new?.fields.keys ?? [])).subtracting(["id"])
+            return [.fieldNames(collection: collection, id: id)]
+                + names.sorted().map { .field(collection: collection, id: id, name: $0) }
+        }
+        var keys = new.revisions.filter { $0.value == revision }.keys.sorted().map {
+            StoreKey.field(collection: collection, id: id, name: $0)
+        }
+        if new.fieldNamesRevision == revision {
+            keys.append(.fieldNames(collection: collection, id: id))
+        }
+        return keys
+    }
+
+    /// Publishes `result`, then wakes the waiters on the `changed` keys that are not
+    /// ignored (by the options in `before`).
+    private func publish(_ result: StoreSnapshot, changing changed: [StoreKey], after before: StoreSnapshot) {
+        current.withLock { $0 = result }
+        let wakeKeys = changed.filter { key in
+            guard case .field(let collection, _, let name) = key else { return true }
+            return !(before.collections[collection]?.options.ignored.contains(name) ?? false)
+        }
+        if !wakeKeys.isEmpty {
+            let ids = interner.withLock { interner in wakeKeys.map { interner.id(for: $0) } }
+            let count = registrar.commit(ids, revision: result.revision)
+            woken.add(UInt64(count), ordering: .relaxed)
         }
     }
 

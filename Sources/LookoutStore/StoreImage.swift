@@ -13,6 +13,36 @@ public struct StoreImage: Sendable, Equatable {
         self.revision = revision
         self.collections = collections
     }
+
+    /// This image after `entry`: what storage must hold once it has recorded it.
+    /// Costs O(log n) per document changed: documents stay sorted by id, so each change
+    /// is found by binary search instead of scanning and re-sorting the collection.
+    public mutating func apply(_ entry: JournalEntry) {
+        revision = entry.revision
+        for name in entry.memberships {
+            let index = collections.partitioningIndex { $0.name >= name }
+            if index < collections.endIndex, collections[index].name == name {
+                collections[index].membershipRevision = entry.revision
+            } else {
+                collections.insert(
+                    CollectionImage(name: name, membershipRevision: entry.revision, documents: []), at: index)
+            }
+        }
+        for change in entry.documents {
+            let collection = collections.partitioningIndex { $0.name >= change.collection }
+            guard collection < collections.endIndex, collections[collection].name == change.collection else { continue }
+            let position = collections[collection].documents.partitioningIndex { $0.id >= change.id }
+            let found =
+                position < collections[collection].documents.endIndex
+                && collections[collection].documents[position].id == change.id
+            switch (found, change.document) {
+            case (true, let document?): collections[collection].documents[position] = document
+            case (true, nil): collections[collection].documents.remove(at: position)
+            case (false, let document?): collections[collection].documents.insert(document, at: position)
+            case (false, nil): break
+            }
+        }
+    }
 }
 
 /// One collection's documents and the revision that last changed its membership.
@@ -83,4 +113,18 @@ public struct JournalEntry: Sendable, Equatable {
 public protocol StoreJournal: Sendable {
     /// Makes `entry` durable, or throws and keeps nothing of it.
     func record(_ entry: JournalEntry) throws
+}
+
+extension Array {
+    /// The first index whose element satisfies `belongs`, for an array in which every
+    /// element that satisfies it comes after every element that does not.
+    fileprivate func partitioningIndex(where belongs: (Element) -> Bool) -> Int {
+        var low = startIndex
+        var high = endIndex
+        while low < high {
+            let middle = low + (high - low) / 2
+            if belongs(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
 }

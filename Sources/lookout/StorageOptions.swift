@@ -14,7 +14,7 @@ struct StorageOptions: ParsableArguments {
 
     @Option(
         help:
-            "sqlite (lookout.sqlite in the data directory) or memory (nothing survives a restart). [env: LOOKOUT_DATABASE, default: sqlite]"
+            "sqlite (lookout.sqlite in the data directory), memory (nothing survives a restart), or a postgres://user:password@host:port/database URL (several instances can share it). [env: LOOKOUT_DATABASE, default: sqlite]"
     )
     var database: String?
 
@@ -27,10 +27,15 @@ struct StorageOptions: ParsableArguments {
         configuration.dataDirectory = dataDir ?? environment.string("LOOKOUT_DATA_DIR") ?? configuration.dataDirectory
         configuration.dataFile = dataFile ?? environment.string("LOOKOUT_DATA_FILE")
         if let name = database ?? environment.string("LOOKOUT_DATABASE") {
-            guard let kind = AppConfiguration.Database(rawValue: name) else {
-                throw ValidationError("--database must be sqlite or memory, not '\(name)'")
+            if name.hasPrefix("postgres://") || name.hasPrefix("postgresql://") {
+                configuration.database = .postgres
+                configuration.databaseURL = name
+            } else {
+                guard let kind = AppConfiguration.Database(rawValue: name), kind != .postgres else {
+                    throw ValidationError("--database must be sqlite, memory or a postgres:// URL, not '\(name)'")
+                }
+                configuration.database = kind
             }
-            configuration.database = kind
         }
         if let bytes = try maxDatabaseBytes ?? environment.int("LOOKOUT_MAX_DATABASE_BYTES") {
             guard bytes >= 65536 else { throw ValidationError("--max-database-bytes must be at least 65536") }

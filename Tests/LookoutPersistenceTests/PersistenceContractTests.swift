@@ -2,9 +2,11 @@ import Foundation
 import LookoutJSON
 import LookoutPersistence
 import LookoutStore
+import LookoutTestSupport
 import Testing
 
-/// One contract, run against every implementation: SQLite on a real file, and memory.
+/// One contract, run against every implementation: SQLite on a real file, PostgreSQL
+/// (a fresh database on a real server, ``TestPostgres``), and memory.
 @Suite("Persistence contract")
 struct PersistenceContractTests {
     /// Makes a fresh storage; `reopen` gives the same storage again, as after a restart.
@@ -17,6 +19,10 @@ struct PersistenceContractTests {
         Kind(description: "sqlite") {
             let path = temporaryPath("contract") + "/lookout.sqlite"
             return (try SQLitePersistence(path: path), { try SQLitePersistence(path: path) })
+        },
+        Kind(description: "postgres") {
+            let url = try TestPostgres.shared.createDatabase()
+            return (try PostgresPersistence(url: url), { try PostgresPersistence(url: url) })
         },
         Kind(description: "memory") {
             let storage = MemoryPersistence()

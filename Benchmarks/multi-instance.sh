@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Three Lookout instances (release build) on one PostgreSQL, all on loopback:
+#
+#   wake latency   a long-poll held on instance B (GET /v1/galleries/ID?fields=title with
+#                  If-None-Match), a PATCH of that title sent to instance A: time from the
+#                  PATCH being sent to B's answer received; ROUNDS rounds, p50/p99. The
+#                  same with the poll on A itself, for comparison (no cross-instance hop).
+#   throughput     wrk PATCHes random galleries with random titles (every write changes
+#                  something) on all three instances at once, CONNECTIONS connections each;
+#                  then on one instance alone with 3 x CONNECTIONS. Every write is committed
+#                  in PostgreSQL (default settings: fsync and synchronous_commit on) before
+#                  it is answered; any non-2xx answer fails the run.
+#
+# PostgreSQL is the installed one (initdb, postgres in /usr/lib/postgresql/*/bin or
+# LOOKOUT_PG_BIN), a fresh cluster in a temp dir, trust auth on 127.0.0.1; as root it
+# runs as nobody (setpriv). Everything started is stopped by PID on exit.
+#
+# Environment:
+#   ROUNDS        wake-latency rounds per phase     default 300
+#   DURATION      wrk duration                      default 10s
+#   CONNECTIONS   wrk connections per instance      default 8
+#   KEEP_TMP=1    keep the temp dir (logs, wrk reports)
+set -euo pipefail
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+ROUNDS="${ROUNDS:-300}"
+DURATION="${DURATION:-10s}"
+CONNECTIONS="${CONNECTIONS:-8}"
+KEEP_TMP="${KEEP_TMP:-0}"
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+command -v wrk >/dev/null || die "wrk is needed: apt-get install wrk"
+PG_BIN="${LOOKOUT_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+[[ -x $PG_BIN/initdb ]] || die "PostgreSQL's initdb not found (apt-get install postgresql, or set LOOKOUT_PG_BIN)"
+
+TMP=$(mktemp -d)
+chmod 755 "$TMP"
+PG_PID=""
+declare -a PIDS=()
+cleanup() {
+    local status=$? pid
+    trap - EXIT
+    for pid in "${PIDS[@]}"; do stop_pid "$pid" lookout; done
+    if [[ -n $PG_PID ]]; then
+        kill -INT "$PG_PID" 2>/dev/null || true
+        wait "$PG_PID" 2>/dev/null || true
+    fi
+    ((status == 0)) || { show_tail "$TMP/pg.log" PostgreSQL; for f in "$TMP"/lookout-*.stderr; do show_tail "$f" "$f"; done; }
+    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+as_pg() { if [[ $(id -u) == 0 ]]; then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; }
+
+log "building: swift build -c release --product lookout"
+swift build -c release --product lookout >/dev/null
+
+log "starting PostgreSQL ($PG_BIN)"
+mkdir -p "$TMP/pg"
+[[ $(id -u) != 0 ]] || chown nobody:nogroup "$TMP/pg"
+as_pg "$PG_BIN/initdb" -D "$TMP/pg/data" -U lookout --auth=trust -E UTF8 --no-locale >/dev/null
+PG_PORT=$(free_port)
+as_pg "$PG_BIN/postgres" -D "$TMP/pg/data" -p "$PG_PORT" -k "$TMP/pg" -c listen_addresses=127.0.0.1 \
+    -c max_connections=100 >"$TMP/pg.log" 2>&1 &
+PG_PID=$!
+for ((i = 0; i < 100; i++)); do
+    "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break
+    sleep 0.1
+done
+"$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U lookout lookout
+URL="postgres://lookout@127.0.0.1:$PG_PORT/lookout"
+TOKEN_KEY=$(head -c 32 /dev/urandom | base64)
+
+declare -a PORTS=()
+for name in a b c; do
+    port=$(free_port)
+    .build/release/lookout --port "$port" --bind 127.0.0.1 --data-dir "$TMP/data-$name" --database "$URL" \
+        --token-key "$TOKEN_KEY" --log-level warning 2>>"$TMP/lookout-$name.stderr" &
+    PIDS+=($!)
+    PORTS+=("$port")
+    # One at a time: the first start imports the demo data.
+    wait_until_answers "http://127.0.0.1:$port/readyz" "$!" "lookout $name"
+done
+TOKEN=$(curl -s -X POST "http://127.0.0.1:${PORTS[0]}/v1/auth/login" -H 'Content-Type: application/json' \
+    -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')
+
+log "wake latency: $ROUNDS rounds, poll on B and on A, PATCH on A"
+python3 - "${PORTS[0]}" "${PORTS[1]}" "$TOKEN" "$ROUNDS" >"$TMP/wake.txt" <<'PY'
+import http.client, random, sys, threading, time
+port_a, port_b, token, rounds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+
+def run(poll_port):
+    writer = http.client.HTTPConnection("127.0.0.1", port_a)
+    reader = http.client.HTTPConnection("127.0.0.1", poll_port)
+    poller = http.client.HTTPConnection("127.0.0.1", poll_port)
+    samples = []
+    for n in range(rounds):
+        gallery = random.randint(1, 24)
+        path = f"/v1/galleries/{gallery}?fields=title"
+        reader.request("GET", path, headers=auth)
+        response = reader.getresponse(); response.read()
+        tag = response.getheader("ETag")
+        done = {}
+        def poll():
+            poller.request("GET", path + "&wait=30", headers={**auth, "If-None-Match": tag})
+            answer = poller.getresponse(); answer.read()
+            done["at"] = time.perf_counter(); done["status"] = answer.status
+        thread = threading.Thread(target=poll); thread.start()
+        time.sleep(0.02)  # the poll is held by now
+        sent = time.perf_counter()
+        writer.request("PATCH", f"/v1/galleries/{gallery}", body=f'{{"title":"wake {n} {random.random()}"}}', headers=auth)
+        answer = writer.getresponse(); answer.read()
+        assert answer.status == 200, answer.status
+        thread.join()
+        assert done["status"] == 200, done["status"]
+        samples.append((done["at"] - sent) * 1000)
+    samples.sort()
+    pick = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]
+    return pick(0.5), pick(0.99), samples[-1]
+
+for label, port in (("A -> B (other instance)", port_b), ("A -> A (same instance)", port_a)):
+    p50, p99, worst = run(port)
+    print(f"{label:26} {p50:8.2f} {p99:8.2f} {worst:8.2f}")
+PY
+
+cat >"$TMP/patch.lua" <<'LUA'
+-- PATCH a random gallery with a random title: every write changes something.
+local token = os.getenv("TOKEN")
+function setup(thread) thread:set("seed", math.random(1, 1000000)) end
+function init() math.randomseed(seed) end
+function request()
+    local id = math.random(1, 24)
+    local body = '{"title":"bench ' .. math.random(1, 1000000000) .. '"}'
+    return wrk.format("PATCH", "/v1/galleries/" .. id,
+        { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. token }, body)
+end
+LUA
+bench() { # label port... (CONNECTIONS each, concurrently)
+    local label=$1 port total=0 errors=0 p99s=() i=0
+    shift
+    declare -a wrk_pids=()
+    for port in "$@"; do
+        TOKEN=$TOKEN wrk -t1 -c"$CONNECTIONS_EACH" -d"$DURATION" --latency -s "$TMP/patch.lua" \
+            "http://127.0.0.1:$port" >"$TMP/wrk-$label-$i.txt" &
+        wrk_pids+=($!)
+        i=$((i + 1))
+    done
+    wait "${wrk_pids[@]}"
+    for ((i = 0; i < $#; i++)); do
+        total=$(awk -v a="$total" -v b="$(wrk_rps "$TMP/wrk-$label-$i.txt")" 'BEGIN { print a + b }')
+        errors=$((errors + $(wrk_errors "$TMP/wrk-$label-$i.txt")))
+        p99s+=("$(wrk_p99_ms "$TMP/wrk-$label-$i.txt")")
+    done
+    ((errors == 0)) || { cat "$TMP"/wrk-"$label"-*.txt >&2; die "$errors failed writes"; }
+    printf '%-24s %10.0f %12s\n' "$label" "$total" "$(median "${p99s[@]}")ms"
+}
+log "throughput: wrk -d$DURATION on three instances at once, then on one"
+{
+    CONNECTIONS_EACH=$CONNECTIONS bench three "${PORTS[@]}"
+    CONNECTIONS_EACH=$((3 * CONNECTIONS)) bench one "${PORTS[0]}"
+} >"$TMP/throughput.txt"
+# Every instance must have converged on the same state.
+tags=$(for port in "${PORTS[@]}"; do curl -s -o /dev/null -w '%header{etag}\n' "http://127.0.0.1:$port/v1/galleries"; done | sort -u | wc -l)
+((tags == 1)) || die "the instances disagree on the galleries' cursor"
+
+echo
+echo "Wake latency, PATCH sent on A -> long-poll answer received, $ROUNDS rounds (ms)"
+printf '%-26s %8s %8s %8s\n' poll p50 p99 max
+cat "$TMP/wake.txt"
+echo
+echo "Durable writes on PostgreSQL: PATCH /v1/galleries/{id}, wrk -d$DURATION, $((3 * CONNECTIONS)) connections in all"
+printf '%-24s %10s %12s\n' instances "writes/s" "median p99"
+cat "$TMP/throughput.txt"

@@ -1,0 +1,263 @@
+import Logging
+import LookoutJSON
+import LookoutStore
+import PostgresNIO
+
+#if canImport(Foundation)
+    import Foundation
+#endif
+
+/// State in PostgreSQL, shared by every Lookout instance given the same database.
+///
+/// The database orders commits: `lookout_meta` holds the last revision in one row, and
+/// ``record(_:)`` locks that row (`SELECT … FOR UPDATE`) in the transaction that writes
+/// the entry, so revisions are gapless and totally ordered across instances. An entry
+/// must follow the stored revision; when another instance committed first, nothing is
+/// written and ``PersistenceError/behind(_:)`` carries the entries committed since, which
+/// the store applies before planning its write again.
+///
+/// Every commit is also kept in `lookout_changes` (revision → entry) and announced with
+/// `NOTIFY lookout_changes, '<revision>'` in the same transaction; a
+/// ``PostgresChangeFeed`` on each instance reads the table in revision order.
+///
+/// - Warning: every call blocks its thread until the database answers: call it from a
+///   thread of its own, never from Swift's cooperative pool or an event loop.
+public final class PostgresPersistence: Persistence {
+    /// The notification channel commits are announced on.
+    static let channel = "lookout_changes"
+    /// How many missed entries a conflict or a catch-up reads at once.
+    static let batch = 500
+
+    /// Where the database is, without the password.
+    public let location: String
+    let configuration: PostgresConnection.Configuration
+    private let logger: Logger
+    private let link: PostgresLink
+
+    /// Connects to the database at `url` (`postgres://user:password@host:port/database`)
+    /// and creates Lookout's tables if they are missing.
+    /// - Throws: ``PersistenceError/unavailable(_:)`` when it cannot connect, with the
+    ///   reason; ``PersistenceError/failed(_:)`` for a URL that is not a PostgreSQL one.
+    public init(url: String, logger: Logger = Logger(label: "lookout.postgres")) throws(PersistenceError) {
+        (configuration, location) = try Self.configuration(url)
+        self.logger = logger
+        link = PostgresLink(configuration: configuration, logger: logger)
+        try migrate()
+    }
+
+    /// `url` without its password, to name the database in messages; nil for a URL that
+    /// is not a PostgreSQL one.
+    public static func location(of url: String) -> String? {
+        try? configuration(url).1
+    }
+
+    /// The connection configuration and a printable location for `url`.
+    static func configuration(_ url: String) throws(PersistenceError) -> (PostgresConnection.Configuration, String) {
+        guard let components = URLComponents(string: url),
+            components.scheme == "postgres" || components.scheme == "postgresql",
+            let host = components.host, !host.isEmpty
+        else { throw .failed("\(url) is not a postgres://user@host:port/database URL") }
+        let database = String(components.path.drop { $0 == "/" })
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user ?? "postgres",
+            password: components.password, database: database.isEmpty ? nil : database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(3)
+        let name = components.queryItems?.first { $0.name == "application_name" }?.value ?? "lookout"
+        configuration.options.additionalStartupParameters = [("application_name", name)]
+        let location =
+            "postgres://\(components.user.map { $0 + "@" } ?? "")\(host):\(components.port ?? 5432)/\(database)"
+        return (configuration, location)
+    }
+
+    private func migrate() throws(PersistenceError) {
+        try link.transaction { session in
+            // Instances starting together create the tables once.
+            try session.run("SELECT pg_advisory_xact_lock(76543210)")
+            try session.run(
+                """
+                CREATE TABLE IF NOT EXISTS lookout_meta (
+                    id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL, revision BIGINT NOT NULL)
+                """)
+            try session.run(
+                """
+                CREATE TABLE IF NOT EXISTS lookout_collections (
+                    name TEXT PRIMARY KEY, membership_revision BIGINT NOT NULL)
+                """)
+            try session.run(
+                """
+                CREATE TABLE IF NOT EXISTS lookout_documents (
+                    collection TEXT NOT NULL, id BIGINT NOT NULL, fields TEXT NOT NULL, revisions TEXT NOT NULL,
+                    created BIGINT NOT NULL, field_names_revision BIGINT NOT NULL, PRIMARY KEY (collection, id))
+                """)
+            try session.run(
+                "CREATE TABLE IF NOT EXISTS lookout_changes (revision BIGINT PRIMARY KEY, entry TEXT NOT NULL)")
+            try session.run(
+                """
+                CREATE TABLE IF NOT EXISTS lookout_records (
+                    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (kind, key))
+                """)
+        }
+    }
+
+    public func load() throws(PersistenceError) -> StoreImage? {
+        try link.withConnection { session in
+            // One snapshot of the database: the image is consistent at its revision.
+            try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            defer { try? session.run("COMMIT") }
+            guard let meta = try session.run("SELECT epoch, revision FROM lookout_meta WHERE id = 1").first else {
+                return nil
+            }
+            let (epoch, revision) = try meta.decode((String, Int64).self)
+            var collections: [CollectionImage] = []
+            var index: [String: Int] = [:]
+            for row in try session.run("SELECT name, membership_revision FROM lookout_collections ORDER BY name") {
+                let (name, membership) = try row.decode((String, Int64).self)
+                index[name] = collections.count
+                collections.append(CollectionImage(name: name, membershipRevision: UInt64(membership), documents: []))
+            }
+            let documents = try session.run(
+                """
+                SELECT collection, id, fields, revisions, created, field_names_revision
+                FROM lookout_documents ORDER BY collection, id
+                """)
+            for row in documents {
+                let (name, id, fields, revisions, created, fieldNames) = try row.decode(
+                    (String, Int64, String, String, Int64, Int64).self)
+                guard let position = index[name] else {
+                    throw PersistenceError.corrupt("document \(id) of unknown collection \(name)")
+                }
+                guard case .object(let object)? = try? JSONParser.parse(fields), object["id"]?.intValue == Int(id),
+                    case .object(let revisionObject)? = try? JSONParser.parse(revisions)
+                else { throw PersistenceError.corrupt("document \(id) is not stored as a JSON object with its id") }
+                collections[position].documents.append(
+                    DocumentImage(
+                        fields: object, revisions: try DocumentImage.revisions(revisionObject),
+                        created: UInt64(created), fieldNamesRevision: UInt64(fieldNames)))
+            }
+            return StoreImage(epoch: epoch, revision: UInt64(revision), collections: collections)
+        }
+    }
+
+    /// Starts the history with `epoch` unless another instance has just done so; the
+    /// caller loads the stored one afterwards.
+    public func create(epoch: String) throws(PersistenceError) {
+        try link.withConnection { session in
+            try session.run(
+                "INSERT INTO lookout_meta (id, epoch, revision) VALUES (1, \(epoch), 0) ON CONFLICT (id) DO NOTHING")
+        }
+    }
+
+    public func record(_ entry: JournalEntry) throws {
+        try link.transaction { session in
+            let stored = try session.run("SELECT revision FROM lookout_meta WHERE id = 1 FOR UPDATE").first.map {
+                UInt64(try $0.decode(Int64.self))
+            }
+            guard let stored else { throw PersistenceError.failed("no history was created") }
+            guard entry.revision == stored + 1 else {
+                guard entry.revision > 0, entry.revision <= stored else {
+                    throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
+                }
+                throw PersistenceError.behind(try Self.changes(after: entry.revision - 1, in: session))
+            }
+            let revision = Int64(entry.revision)
+            for name in entry.memberships {
+                try session.run(
+                    """
+                    INSERT INTO lookout_collections (name, membership_revision) VALUES (\(name), \(revision))
+                    ON CONFLICT (name) DO UPDATE SET membership_revision = excluded.membership_revision
+                    """)
+            }
+            for change in entry.documents {
+                let id = Int64(change.id)
+                if let document = change.document {
+                    let fields = Self.text(.object(document.fields))
+                    let revisions = Self.text(.object(DocumentImage.json(document.revisions)))
+                    try session.run(
+                        """
+                        INSERT INTO lookout_documents
+                        (collection, id, fields, revisions, created, field_names_revision)
+                        VALUES (\(change.collection), \(id), \(fields), \(revisions), \(Int64(document.created)),
+                            \(Int64(document.fieldNamesRevision)))
+                        ON CONFLICT (collection, id) DO UPDATE SET fields = excluded.fields,
+                            revisions = excluded.revisions, created = excluded.created,
+                            field_names_revision = excluded.field_names_revision
+                        """)
+                } else {
+                    try session.run(
+                        "DELETE FROM lookout_documents WHERE collection = \(change.collection) AND id = \(id)")
+                }
+            }
+            try session.run("INSERT INTO lookout_changes (revision, entry) VALUES (\(revision), \(entry.json))")
+            try session.run("UPDATE lookout_meta SET revision = \(revision) WHERE id = 1")
+            try session.run("SELECT pg_notify(\(Self.channel), \(String(entry.revision)))")
+        }
+    }
+
+    /// The entries committed after `revision`, in order, at most ``batch`` of them.
+    static func changes(after revision: UInt64, in session: Session) throws -> [JournalEntry] {
+        try session.run(
+            """
+            SELECT entry FROM lookout_changes WHERE revision > \(Int64(revision))
+            ORDER BY revision LIMIT \(Int64(batch))
+            """
+        ).map { row throws in try JournalEntry(json: try row.decode(String.self)) }
+    }
+
+    public func records(_ kind: String) throws(PersistenceError) -> [String: JSONValue] {
+        try link.withConnection { session in
+            var result: [String: JSONValue] = [:]
+            for row in try session.run("SELECT key, value FROM lookout_records WHERE kind = \(kind)") {
+                let (key, text) = try row.decode((String, String).self)
+                guard let value = try? JSONParser.parse(text) else {
+                    throw PersistenceError.corrupt("record \(kind)/\(key) is not JSON")
+                }
+                result[key] = value
+            }
+            return result
+        }
+    }
+
+    public func record(_ kind: String, key: String) throws(PersistenceError) -> JSONValue? {
+        try link.withConnection { session in
+            guard
+                let row = try session.run("SELECT value FROM lookout_records WHERE kind = \(kind) AND key = \(key)")
+                    .first
+            else { return nil }
+            guard let value = try? JSONParser.parse(try row.decode(String.self)) else {
+                throw PersistenceError.corrupt("record \(kind)/\(key) is not JSON")
+            }
+            return value
+        }
+    }
+
+    public func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError) {
+        try link.withConnection { session in
+            if let value {
+                try session.run(
+                    """
+                    INSERT INTO lookout_records (kind, key, value) VALUES (\(kind), \(key), \(Self.text(value)))
+                    ON CONFLICT (kind, key) DO UPDATE SET value = excluded.value
+                    """)
+            } else {
+                try session.run("DELETE FROM lookout_records WHERE kind = \(kind) AND key = \(key)")
+            }
+        }
+    }
+
+    public func checkWritable() throws(PersistenceError) {
+        try link.withConnection { session in
+            guard try session.run("SELECT pg_is_in_recovery()").first?.decode(Bool.self) == false else {
+                throw PersistenceError.unavailable("the database is a read-only standby")
+            }
+        }
+    }
+
+    /// Closes the connection (the next call opens it again).
+    public func close() {
+        link.close()
+    }
+
+    private static func text(_ value: JSONValue) -> String {
+        String(decoding: JSONWriter.encode(value), as: UTF8.self)
+    }
+}

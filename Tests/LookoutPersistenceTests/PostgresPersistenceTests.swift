@@ -1,0 +1,63 @@
+import Foundation
+import LookoutJSON
+import LookoutPersistence
+import LookoutStore
+import LookoutTestSupport
+import Synchronization
+import Testing
+
+/// What PostgreSQL adds to the contract: one database shared by several stores.
+@Suite("PostgreSQL shared by several stores", .timeLimit(.minutes(1)))
+struct PostgresPersistenceTests {
+    func declarations() throws -> [DocumentCollection] {
+        [try DocumentCollection(name: "items", documents: [["id": 1, "title": "one"]])]
+    }
+
+    /// Two stores on one new database, each through its own connection.
+    func twoStores() throws -> (url: String, first: Store, second: Store, database: PostgresPersistence) {
+        let url = try TestPostgres.shared.createDatabase()
+        let first = try PostgresPersistence(url: url)
+        try first.create(epoch: "e")
+        let second = try PostgresPersistence(url: url)
+        let a = try Store(restoring: try #require(try first.load()), declarations: try declarations(), journal: first)
+        let b = try Store(restoring: try #require(try second.load()), declarations: [], journal: second)
+        return (url, a, b, second)
+    }
+
+    @Test("an entry planned on an old revision is refused with the entries committed since, in order")
+    func behind() throws {
+        let (url, first, _, _) = try twoStores()
+        try first.apply(.patch(collection: "items", id: 1, patch: ["title": "two"]))
+        try first.apply(.patch(collection: "items", id: 1, patch: ["title": "three"]))
+        let other = try PostgresPersistence(url: url)
+        let stale = JournalEntry(revision: 2, memberships: [], documents: [])
+        do {
+            try other.record(stale)
+            Issue.record("a stale entry was recorded")
+        } catch let error as PersistenceError {
+            #expect(error.committed.map(\.revision) == [2, 3])
+            #expect(error.committed.last?.documents.first?.document?.fields == ["id": 1, "title": "three"])
+        }
+        #expect(try other.load()?.revision == 3, "nothing was recorded")
+    }
+
+    @Test("a change feed applies another store's commits in order and wakes the waiters on them")
+    func feed() throws {
+        let (_, first, second, database) = try twoStores()
+        let feed = PostgresChangeFeed(store: second, database: database, pollInterval: .seconds(30))
+        #expect(try feed.catchUp() == 1)
+        var reads = ReadSet()
+        _ = second.snapshot().document(1, in: "items", fields: ["title"], reads: &reads)
+        let woken = Mutex<[UInt64]>([])
+        _ = second.wait(for: reads, after: reads.revision) { change in woken.withLock { $0.append(change.revision) } }
+        feed.start()
+        defer { feed.stop() }
+        try first.apply(.patch(collection: "items", id: 1, patch: ["title": "two"]))
+        try first.apply(.create(collection: "items", document: ["title": "new"]))
+        // The notification, not the 30 s poll, brings them.
+        for _ in 0..<200 where second.snapshot().revision < 3 { usleep(10_000) }
+        #expect(second.image() == first.image())
+        #expect(woken.withLock { $0 } == [2])
+        #expect(feed.status == .following(3))
+    }
+}
