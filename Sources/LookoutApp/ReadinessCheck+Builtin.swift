@@ -66,6 +66,7 @@ extension ReadinessCheck {
             case .following: .ok
             case .starting: .failing("catching up with the database")
             case .disconnected(let reason): .failing("not following the database: \(reason)")
+            case .stranded(let reason): .failing(reason)
             }
         }
     }

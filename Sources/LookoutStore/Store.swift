@@ -135,41 +135,83 @@ public final class Store: Sendable {
     @discardableResult
     public func apply(_ mutation: Mutation, expectedRevision: UInt64? = nil) throws(StoreError) -> Commit {
         try writer.withLock { _ throws(StoreError) in
-            while true {
-                let before = snapshot()
-                var planner = WritePlanner(snapshot: before)
-                let plan = try planner.plan(mutation, expectedRevision: expectedRevision)
-                guard !plan.changed.isEmpty else {
-                    return Commit(
-                        revision: before.revision, changed: [], id: plan.id, document: plan.document,
-                        documentRevision: plan.documentRevision)
-                }
-                let entry = JournalEntry(
-                    revision: planner.result.revision,
-                    memberships: plan.changed.contains(.membership(collection: mutation.collection))
-                        ? [mutation.collection] : [],
-                    documents: [
-                        .init(
-                            collection: mutation.collection, id: plan.id,
-                            document: planner.result.collections[mutation.collection]?.documents[plan.id]?.image)
-                    ])
-                do {
-                    try journal?.record(entry)
-                } catch let conflict as any JournalConflict where conflict.committed.first?.revision == entry.revision {
-                    // Another instance committed first: take its writes in, then plan again.
-                    for committed in conflict.committed {
-                        guard publishLocked(committed) else { break }
-                    }
-                    continue
-                } catch {
-                    throw .storageFailed(String(describing: error))
-                }
-                publish(planner.result, changing: plan.changed, after: before)
-                return Commit(
-                    revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document,
-                    documentRevision: plan.documentRevision)
+            guard let journal else {
+                let planned = try plan(mutation, expectedRevision: expectedRevision)
+                if let publication = planned.publication { publish(publication) }
+                return planned.commit
             }
+            // Planned inside the journal's write: the closure keeps its outcome, since
+            // what the journal throws is storage's failure, not the write's.
+            var outcome: Result<Planned, StoreError> = .failure(.storageFailed("the journal recorded nothing"))
+            do {
+                try journal.record(after: snapshot().revision) { committed in
+                    // Another instance's writes come first; the write is planned on them.
+                    for entry in committed {
+                        guard publishLocked(entry) else {
+                            outcome = .failure(.storageFailed("commits before revision \(entry.revision) are missing"))
+                            return nil
+                        }
+                    }
+                    do throws(StoreError) {
+                        let planned = try plan(mutation, expectedRevision: expectedRevision)
+                        outcome = .success(planned)
+                        return planned.publication?.entry
+                    } catch {
+                        outcome = .failure(error)
+                        return nil
+                    }
+                }
+            } catch {
+                throw .storageFailed(String(describing: error))
+            }
+            let planned = try outcome.get()
+            if let publication = planned.publication { publish(publication) }
+            return planned.commit
         }
+    }
+
+    /// A write planned on the current snapshot, and what publishing it takes (none when
+    /// it changes nothing).
+    private struct Planned {
+        struct Publication {
+            let entry: JournalEntry
+            let result: StoreSnapshot
+            let changed: [StoreKey]
+            let before: StoreSnapshot
+        }
+        let commit: Commit
+        let publication: Publication?
+    }
+
+    private func plan(_ mutation: Mutation, expectedRevision: UInt64?) throws(StoreError) -> Planned {
+        let before = snapshot()
+        var planner = WritePlanner(snapshot: before)
+        let plan = try planner.plan(mutation, expectedRevision: expectedRevision)
+        guard !plan.changed.isEmpty else {
+            return Planned(
+                commit: Commit(
+                    revision: before.revision, changed: [], id: plan.id, document: plan.document,
+                    documentRevision: plan.documentRevision),
+                publication: nil)
+        }
+        let entry = JournalEntry(
+            revision: planner.result.revision,
+            memberships: plan.changed.contains(.membership(collection: mutation.collection))
+                ? [mutation.collection] : [],
+            documents: [
+                .init(
+                    collection: mutation.collection, id: plan.id,
+                    document: planner.result.collections[mutation.collection]?.documents[plan.id]?.image)
+            ])
+        return Planned(
+            commit: Commit(
+                revision: planner.result.revision, changed: plan.changed, id: plan.id, document: plan.document,
+                documentRevision: plan.documentRevision),
+            publication: .init(entry: entry, result: planner.result, changed: plan.changed, before: before))
+    }
+
+    private func publish(_ publication: Planned.Publication) {
+        publish(publication.result, changing: publication.changed, after: publication.before)
     }
 
     /// Applies writes another instance committed to the shared journal, in revision

@@ -113,6 +113,21 @@ public struct JournalEntry: Sendable, Equatable {
 public protocol StoreJournal: Sendable {
     /// Makes `entry` durable, or throws and keeps nothing of it.
     func record(_ entry: JournalEntry) throws
+
+    /// Makes the entry `write` returns durable, or nothing when it returns nil.
+    ///
+    /// A journal other writers share (several instances on one database) holds its
+    /// write lock while `write` runs, and gives it the entries the others committed
+    /// after `revision`, in order, for the store to apply before planning its own on
+    /// top: so the entry follows them and no write is planned on a stale state.
+    func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws
+}
+
+extension StoreJournal {
+    /// For a journal only one store writes: nobody else commits.
+    public func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
+        if let entry = write([]) { try record(entry) }
+    }
 }
 
 extension Array {

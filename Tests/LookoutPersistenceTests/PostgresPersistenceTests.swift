@@ -60,4 +60,27 @@ struct PostgresPersistenceTests {
         #expect(woken.withLock { $0 } == [2])
         #expect(feed.status == .following(3))
     }
+
+    @Test("a store behind the commits the database still keeps is stranded: it says so, skips nothing, writes nothing")
+    func stranded() throws {
+        let url = try TestPostgres.shared.createDatabase()
+        let writer = try PostgresPersistence(url: url, retainedChanges: 3)
+        try writer.create(epoch: "e")
+        let a = try Store(restoring: try #require(try writer.load()), declarations: try declarations(), journal: writer)
+        let reader = try PostgresPersistence(url: url, retainedChanges: 3)
+        let b = try Store(restoring: try #require(try reader.load()), declarations: [], journal: reader)
+        for number in 2...6 { try a.apply(.patch(collection: "items", id: 1, patch: ["title": .int(number)])) }
+        let feed = PostgresChangeFeed(store: b, database: reader, pollInterval: .seconds(30))
+        #expect(throws: PostgresChangeFeed.Stranded.self) { try feed.catchUp() }
+        #expect(b.snapshot().revision == 1, "no commit is applied past the missing ones")
+        #expect(throws: StoreError.self) { try b.apply(.patch(collection: "items", id: 1, patch: ["title": "lost"])) }
+        #expect(try writer.load() == a.image(), "the refused write changed nothing")
+        // Started afresh, the store loads the current state and follows again.
+        let restarted = try Store(restoring: try #require(try reader.load()), declarations: [], journal: reader)
+        let again = PostgresChangeFeed(store: restarted, database: reader, pollInterval: .seconds(30))
+        #expect(try again.catchUp() == 6)
+        try a.apply(.patch(collection: "items", id: 1, patch: ["title": "seven"]))
+        #expect(try again.catchUp() == 7)
+        #expect(restarted.image() == a.image())
+    }
 }

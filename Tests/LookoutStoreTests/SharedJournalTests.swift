@@ -9,8 +9,9 @@ import Testing
 /// write would.
 @Suite("Store: commits shared with other instances")
 struct SharedJournalTests {
-    /// A journal in memory that, like PostgreSQL's, accepts only the next revision and
-    /// answers a stale entry with the entries committed since.
+    /// A journal in memory that, like PostgreSQL's, accepts only the next revision,
+    /// answers a stale entry with the entries committed since, and plans a write under its
+    /// lock on the entries committed after the writer's revision.
     final class SharedJournal: StoreJournal {
         struct Behind: JournalConflict {
             let committed: [JournalEntry]
@@ -23,6 +24,14 @@ struct SharedJournalTests {
                 guard entry.revision == UInt64(log.count) + 1 else {
                     throw Behind(committed: Array(log[Int(entry.revision - 1)...]))
                 }
+                log.append(entry)
+            }
+        }
+
+        func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
+            try log.withLock { log throws(Behind) in
+                guard let entry = write(Array(log[Int(revision)...])) else { return }
+                guard entry.revision == UInt64(log.count) + 1 else { throw Behind(committed: []) }
                 log.append(entry)
             }
         }
@@ -112,7 +121,9 @@ struct SharedJournalTests {
         #expect(second.image() == first.image())
     }
 
-    @Test("a write on a store that is behind is planned again: new ids, stale If-Match refused, state converges")
+    @Test(
+        "a write on a store that is behind is planned on what it missed: new ids, stale If-Match refused, state converges"
+    )
     func replan() throws {
         let journal = SharedJournal()
         let (first, second) = try twoStores(journal)

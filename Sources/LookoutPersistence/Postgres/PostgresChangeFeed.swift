@@ -27,6 +27,15 @@ public final class PostgresChangeFeed: Sendable {
         case following(UInt64)
         /// The connection is lost; reconnecting.
         case disconnected(String)
+        /// The database no longer keeps commits the store is missing (it was cut off for
+        /// longer than ``PostgresPersistence/retainedChanges`` commits): only a restart,
+        /// which loads the current state, brings it back.
+        case stranded(String)
+    }
+
+    /// What ``catchUp()`` throws when the next commit the store needs is gone.
+    public struct Stranded: Error, CustomStringConvertible {
+        public let description: String
     }
 
     private let store: Store
@@ -86,15 +95,25 @@ public final class PostgresChangeFeed: Sendable {
     /// Reads and applies what was committed after the store's revision, now, on the
     /// calling thread.
     /// - Returns: the store's revision afterwards.
+    /// - Throws: ``PersistenceError`` when the database cannot be read; ``Stranded`` when
+    ///   it no longer keeps the next commit the store needs.
     @discardableResult
-    public func catchUp() throws(PersistenceError) -> UInt64 {
-        try link.withConnection { session in
+    public func catchUp() throws -> UInt64 {
+        let (revision, missing) = try link.withConnection { session -> (UInt64, Range<UInt64>?) in
             while true {
-                let entries = try PostgresPersistence.changes(after: store.snapshot().revision, in: session)
+                let before = store.snapshot().revision
+                let entries = try PostgresPersistence.changes(after: before, in: session)
+                if let first = entries.first?.revision, first > before + 1 { return (before, (before + 1)..<first) }
                 let revision = applying { store.applyCommitted(entries) }
-                if entries.count < PostgresPersistence.batch { return revision }
+                if entries.count < PostgresPersistence.batch { return (revision, nil) }
             }
         }
+        if let missing {
+            throw Stranded(
+                description: "revisions \(missing.lowerBound)...\(missing.upperBound - 1) are no longer kept in "
+                    + "lookout_changes: restart this instance to load the current state")
+        }
+        return revision
     }
 
     private func run() {
@@ -107,9 +126,15 @@ public final class PostgresChangeFeed: Sendable {
                     return state
                 }
                 if case .disconnected = was { logger.info("following the database again at revision \(revision)") }
+            } catch let stranded as Stranded {
+                let was = state.withLock { state in
+                    defer { state = .stranded(stranded.description) }
+                    return state
+                }
+                if case .stranded = was {} else { logger.error("cannot follow the database: \(stranded)") }
             } catch {
                 let was = state.withLock { state in
-                    defer { state = .disconnected(error.description) }
+                    defer { state = .disconnected(String(describing: error)) }
                     return state
                 }
                 if case .disconnected = was {} else { logger.warning("lost the database: \(error)") }

@@ -58,6 +58,7 @@ final class PostgresLink: Sendable {
     /// Runs `body` with the open connection (opened first if needed). A failure that is
     /// not the server refusing a statement closes the connection: the next call opens a
     /// new one.
+    @discardableResult
     func withConnection<Value>(
         _ body: (Session) throws -> Value
     ) throws(PersistenceError) -> Value {
@@ -86,6 +87,7 @@ final class PostgresLink: Sendable {
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
     func transaction<Value>(_ body: (Session) throws -> Value) throws(PersistenceError) -> Value {
         try withConnection { session in
             try session.run("BEGIN")

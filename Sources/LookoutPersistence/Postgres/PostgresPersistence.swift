@@ -18,7 +18,8 @@ import PostgresNIO
 ///
 /// Every commit is also kept in `lookout_changes` (revision → entry) and announced with
 /// `NOTIFY lookout_changes, '<revision>'` in the same transaction; a
-/// ``PostgresChangeFeed`` on each instance reads the table in revision order.
+/// ``PostgresChangeFeed`` on each instance reads the table in revision order. The table
+/// keeps the last ``retainedChanges`` commits: each commit drops the one that many before.
 ///
 /// - Warning: every call blocks its thread until the database answers: call it from a
 ///   thread of its own, never from Swift's cooperative pool or an event loop.
@@ -30,15 +31,26 @@ public final class PostgresPersistence: Persistence {
 
     /// Where the database is, without the password.
     public let location: String
+    /// How many of the latest commits `lookout_changes` keeps for instances catching up.
+    public let retainedChanges: Int
     let configuration: PostgresConnection.Configuration
     private let logger: Logger
     private let link: PostgresLink
 
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`)
     /// and creates Lookout's tables if they are missing.
+    /// - Parameter retainedChanges: how many of the latest commits to keep in
+    ///   `lookout_changes`: an instance cut off for longer than that many commits cannot
+    ///   catch up and must be restarted (it says so on `/readyz`).
     /// - Throws: ``PersistenceError/unavailable(_:)`` when it cannot connect, with the
     ///   reason; ``PersistenceError/failed(_:)`` for a URL that is not a PostgreSQL one.
-    public init(url: String, logger: Logger = Logger(label: "lookout.postgres")) throws(PersistenceError) {
+    public init(
+        url: String,
+        retainedChanges: Int = 100_000,
+        logger: Logger = Logger(label: "lookout.postgres")
+    ) throws(PersistenceError) {
+        precondition(retainedChanges > 0)
+        self.retainedChanges = retainedChanges
         (configuration, location) = try Self.configuration(url)
         self.logger = logger
         link = PostgresLink(configuration: configuration, logger: logger)
@@ -103,7 +115,7 @@ public final class PostgresPersistence: Persistence {
         try link.withConnection { session in
             // One snapshot of the database: the image is consistent at its revision.
             try session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            defer { try? session.run("COMMIT") }
+            defer { _ = try? session.run("COMMIT") }
             guard let meta = try session.run("SELECT epoch, revision FROM lookout_meta WHERE id = 1").first else {
                 return nil
             }
@@ -147,50 +159,85 @@ public final class PostgresPersistence: Persistence {
         }
     }
 
+    /// Records `entry` if it follows the stored revision; else throws
+    /// ``PersistenceError/behind(_:)`` with the entries committed since its base.
     public func record(_ entry: JournalEntry) throws {
         try link.transaction { session in
-            let stored = try session.run("SELECT revision FROM lookout_meta WHERE id = 1 FOR UPDATE").first.map {
-                UInt64(try $0.decode(Int64.self))
-            }
-            guard let stored else { throw PersistenceError.failed("no history was created") }
+            let stored = try Self.lockRevision(in: session)
             guard entry.revision == stored + 1 else {
                 guard entry.revision > 0, entry.revision <= stored else {
                     throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
                 }
                 throw PersistenceError.behind(try Self.changes(after: entry.revision - 1, in: session))
             }
-            let revision = Int64(entry.revision)
-            for name in entry.memberships {
+            try insert(entry, in: session)
+        }
+    }
+
+    /// Locks the revision row, hands `write` every entry committed after `revision`, and
+    /// records the entry it returns, all in one transaction: instances' writes queue on
+    /// the row lock and each is planned on the state the one before left.
+    public func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
+        try link.transaction { session in
+            let stored = try Self.lockRevision(in: session)
+            var committed: [JournalEntry] = []
+            var last = revision
+            while last < stored {
+                let batch = try Self.changes(after: last, in: session)
+                guard let end = batch.last?.revision else { break }
+                committed += batch
+                last = end
+            }
+            guard let entry = write(committed) else { return }
+            guard entry.revision == stored + 1 else {
+                throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
+            }
+            try insert(entry, in: session)
+        }
+    }
+
+    /// The stored revision, with its row locked until the transaction ends.
+    private static func lockRevision(in session: Session) throws -> UInt64 {
+        guard let row = try session.run("SELECT revision FROM lookout_meta WHERE id = 1 FOR UPDATE").first else {
+            throw PersistenceError.failed("no history was created")
+        }
+        return UInt64(try row.decode(Int64.self))
+    }
+
+    /// Writes `entry`'s changes, the entry itself and the new revision, drops the oldest
+    /// retained change, and announces the commit.
+    private func insert(_ entry: JournalEntry, in session: Session) throws {
+        let revision = Int64(entry.revision)
+        for name in entry.memberships {
+            try session.run(
+                """
+                INSERT INTO lookout_collections (name, membership_revision) VALUES (\(name), \(revision))
+                ON CONFLICT (name) DO UPDATE SET membership_revision = excluded.membership_revision
+                """)
+        }
+        for change in entry.documents {
+            let id = Int64(change.id)
+            if let document = change.document {
+                let fields = Self.text(.object(document.fields))
+                let revisions = Self.text(.object(DocumentImage.json(document.revisions)))
                 try session.run(
                     """
-                    INSERT INTO lookout_collections (name, membership_revision) VALUES (\(name), \(revision))
-                    ON CONFLICT (name) DO UPDATE SET membership_revision = excluded.membership_revision
+                    INSERT INTO lookout_documents
+                    (collection, id, fields, revisions, created, field_names_revision)
+                    VALUES (\(change.collection), \(id), \(fields), \(revisions), \(Int64(document.created)),
+                        \(Int64(document.fieldNamesRevision)))
+                    ON CONFLICT (collection, id) DO UPDATE SET fields = excluded.fields,
+                        revisions = excluded.revisions, created = excluded.created,
+                        field_names_revision = excluded.field_names_revision
                     """)
+            } else {
+                try session.run("DELETE FROM lookout_documents WHERE collection = \(change.collection) AND id = \(id)")
             }
-            for change in entry.documents {
-                let id = Int64(change.id)
-                if let document = change.document {
-                    let fields = Self.text(.object(document.fields))
-                    let revisions = Self.text(.object(DocumentImage.json(document.revisions)))
-                    try session.run(
-                        """
-                        INSERT INTO lookout_documents
-                        (collection, id, fields, revisions, created, field_names_revision)
-                        VALUES (\(change.collection), \(id), \(fields), \(revisions), \(Int64(document.created)),
-                            \(Int64(document.fieldNamesRevision)))
-                        ON CONFLICT (collection, id) DO UPDATE SET fields = excluded.fields,
-                            revisions = excluded.revisions, created = excluded.created,
-                            field_names_revision = excluded.field_names_revision
-                        """)
-                } else {
-                    try session.run(
-                        "DELETE FROM lookout_documents WHERE collection = \(change.collection) AND id = \(id)")
-                }
-            }
-            try session.run("INSERT INTO lookout_changes (revision, entry) VALUES (\(revision), \(entry.json))")
-            try session.run("UPDATE lookout_meta SET revision = \(revision) WHERE id = 1")
-            try session.run("SELECT pg_notify(\(Self.channel), \(String(entry.revision)))")
         }
+        try session.run("INSERT INTO lookout_changes (revision, entry) VALUES (\(revision), \(entry.json))")
+        try session.run("DELETE FROM lookout_changes WHERE revision <= \(revision - Int64(retainedChanges))")
+        try session.run("UPDATE lookout_meta SET revision = \(revision) WHERE id = 1")
+        try session.run("SELECT pg_notify(\(Self.channel), \(String(entry.revision)))")
     }
 
     /// The entries committed after `revision`, in order, at most ``batch`` of them.
