@@ -119,9 +119,15 @@ public func buildApplication(
     }
     if let feed {
         feed.start()
+        // Other instances' revocations count here within a second. A failed read is
+        // tried again at the next; the feed's readiness check reports a lost database.
+        let revocations = RepeatingTask(name: "lookout.revocations", every: .seconds(1)) {
+            try? sessions.followRevocations()
+        }
         // Started after loading and stopped after the server: a feed cannot miss a commit
         // in between, since it reads every change after the store's revision.
         return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics) {
+            revocations.stop()
             feed.stop()
         }
     }

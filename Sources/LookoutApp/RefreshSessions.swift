@@ -15,12 +15,17 @@ import LookoutPersistence
 ///
 /// Kept as records: `refresh_tokens` (hash → family) and `refresh_families` (id →
 /// subject, scope, current hash, expiry, revocation); revoked access tokens as
-/// `revoked_tokens` (jti → expiry). Changes run one at a time on their own queue, so two
-/// uses of one token cannot both succeed.
+/// `revoked_tokens` (jti → expiry), revoked families also as `revoked_families` (id → until
+/// when their access tokens are refused). Changes run one at a time on their own queue, so
+/// two uses of one token on one instance cannot both succeed.
+///
+/// Instances sharing a database see each other's revocations through
+/// ``followRevocations()``, which the application runs every second.
 struct RefreshSessions: Sendable {
     static let tokenKind = "refresh_tokens"
     static let familyKind = "refresh_families"
     static let revokedKind = "revoked_tokens"
+    static let revokedFamilyKind = "revoked_families"
     /// Marks Lookout's refresh tokens for secret scanners and for the eye.
     static let prefix = "lkr_"
 
@@ -119,9 +124,34 @@ struct RefreshSessions: Sendable {
         }
     }
 
+    /// Takes in the revocations in force that storage holds, including those other
+    /// instances sharing the database have made since: each table is small, holding only
+    /// what revokes tokens that have not expired yet.
+    func followRevocations() throws {
+        let current = now()
+        for (id, record) in try persistence.records(Self.revokedKind) {
+            if let expires = Self.date(record["expires"]), expires > current {
+                tokens.revocations.revoke(tokenID: id, until: expires)
+            }
+        }
+        for (id, record) in try persistence.records(Self.revokedFamilyKind) {
+            if let until = Self.date(record["until"]), until > current {
+                tokens.revocations.revoke(session: id, until: until)
+            }
+        }
+    }
+
     /// At start: forgets what has expired, and loads the revocations still in force.
     func restore() throws {
         let current = now()
+        for (id, record) in try persistence.records(Self.revokedFamilyKind) {
+            let until = Self.date(record["until"]) ?? current
+            if until > current {
+                tokens.revocations.revoke(session: id, until: until)
+            } else {
+                try persistence.putRecord(nil, kind: Self.revokedFamilyKind, key: id)
+            }
+        }
         for (id, record) in try persistence.records(Self.revokedKind) {
             let expires = Self.date(record["expires"]) ?? current
             if expires > current {
@@ -164,8 +194,12 @@ struct RefreshSessions: Sendable {
         var revoked = family
         let current = now()
         revoked.revoked = current
+        let until = current.addingTimeInterval(tokens.lifetimeSeconds)
+        try persistence.putRecord(
+            ["until": .int(Int(until.timeIntervalSince1970.rounded(.up)))], kind: Self.revokedFamilyKind, key: family.id
+        )
         try persistence.putRecord(revoked.record, kind: Self.familyKind, key: family.id)
-        tokens.revocations.revoke(session: family.id, until: current.addingTimeInterval(tokens.lifetimeSeconds))
+        tokens.revocations.revoke(session: family.id, until: until)
     }
 
     private func seconds(_ duration: Duration) -> TimeInterval {
