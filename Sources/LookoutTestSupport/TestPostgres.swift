@@ -57,9 +57,9 @@ public final class TestPostgres: Sendable {
         try start()
     }
 
-    /// A new, empty database, as a URL to give Lookout.
-    public func createDatabase() throws(Failure) -> String {
-        let name = "lookout_\(databases.add(1, ordering: .relaxed).newValue)"
+    /// A new, empty database, named `name` or else numbered, as a URL to give Lookout.
+    public func createDatabase(_ name: String? = nil) throws(Failure) -> String {
+        let name = name ?? "lookout_\(databases.add(1, ordering: .relaxed).newValue)"
         try run(binaries + "/createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "lookout", name])
         return url(name)
     }

@@ -14,23 +14,49 @@ struct MultiInstanceTests {
     /// One token key for every instance, so a token from one is valid on the others.
     static let tokenKey = Data((0..<32).map { UInt8($0) }).base64EncodedString()
 
-    /// Instances of one data file on the database at `url`, each with its own directory.
-    func instances(_ count: Int, url: String, documents: String = #"[{"id": 1, "title": "first"}, {"id": 2}]"#)
-        async throws -> [LiveApp]
-    {
+    /// Instances of one data file on the database at `url`, each with its own directory,
+    /// started one after another, or all at once when `together`.
+    func instances(
+        _ count: Int,
+        url: String,
+        documents: String = #"[{"id": 1, "title": "first"}, {"id": 2}]"#,
+        together: Bool = false
+    ) async throws -> [LiveApp] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-multi-\(UUID())").path
         let file = try PersistenceTests().dataFile(directory, documents: documents)
-        var apps: [LiveApp] = []
-        for number in 0..<count {
-            apps.append(
-                try await LiveApp.start(dataDirectory: directory + "-\(number)") { configuration in
-                    configuration.dataFile = file
-                    configuration.database = .postgres
-                    configuration.databaseURL = url
-                    configuration.signingKey = Self.tokenKey
-                })
+        let start = { @Sendable (number: Int) in
+            try await LiveApp.start(dataDirectory: directory + "-\(number)") { configuration in
+                configuration.dataFile = file
+                configuration.database = .postgres
+                configuration.databaseURL = url
+                configuration.signingKey = Self.tokenKey
+            }
         }
-        return apps
+        guard together else { return try await Array(0..<count).asyncMap(start) }
+        return try await withThrowingTaskGroup(of: LiveApp.self) { group in
+            for number in 0..<count { group.addTask { try await start(number) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    @Test("instances started at once on an empty database import the data once and share one history")
+    func startTogether() async throws {
+        let url = try TestPostgres.shared.createDatabase()
+        let apps = try await instances(3, url: url, together: true)
+        defer { shutdown(apps) }
+        var lists: Set<String> = []
+        var tags: Set<String?> = []
+        for app in apps {
+            #expect(try await app.request("GET", "/readyz").status == 200)
+            let list = try await app.request("GET", "/v1/notes")
+            #expect(list.header("X-Total-Count") == "2", "the documents are imported once")
+            lists.insert(String(decoding: list.body, as: UTF8.self))
+            tags.insert(list.header("ETag"))
+        }
+        #expect(lists.count == 1)
+        #expect(tags.count == 1, "one epoch, one revision: \(tags)")
+        let editor = try await apps[2].editorHeaders()
+        #expect(try await apps[2].request("POST", "/v1/notes", headers: editor, body: "{}").json["id"] == 3)
     }
 
     func shutdown(_ apps: [LiveApp]) {
@@ -193,6 +219,93 @@ struct MultiInstanceTests {
         #expect(try await held.json == ["id": 1, "title": "back"])
         try await Self.waitUntil { try await b.request("GET", "/readyz").status == 200 }
         #expect(try await b.request("GET", "/v1/notes/1").json == ["id": 1, "title": "back"])
+    }
+
+    @Test("one instance cut from the database while the others write catches up in order and wakes its polls")
+    func cutOneInstance() async throws {
+        let server = try TestPostgres.shared
+        let name = "lookout_cut_\(UInt32.random(in: 0...UInt32.max))"
+        let url = try server.createDatabase(name)
+        // The third instance reaches the database through a relay that can be cut.
+        let relay = try TCPRelay(to: server.port)
+        defer { relay.stop() }
+        let direct = try await instances(2, url: url)
+        let relayed = try await instances(1, url: "postgres://lookout@127.0.0.1:\(relay.port)/\(name)")
+        defer { shutdown(direct + relayed) }
+        let (a, b, c) = (direct[0], direct[1], relayed[0])
+        let editors = try await [a, c].asyncMap { try await $0.editorHeaders() }
+        let tag1 = try #require(try await c.request("GET", "/v1/notes/1?fields=title").header("ETag"))
+        let tag2 = try #require(try await c.request("GET", "/v1/notes/2").header("ETag"))
+        async let title = c.request("GET", "/v1/notes/1?fields=title&wait=60", headers: [("If-None-Match", tag1)])
+        async let note2 = c.request("GET", "/v1/notes/2?wait=60", headers: [("If-None-Match", tag2)])
+        try await c.waitUntilHeld(2)
+
+        relay.cut()
+        try await Self.waitUntil { try await c.request("GET", "/readyz").status == 503 }
+        let refused = try await c.request("PATCH", "/v1/notes/2", headers: editors[1], body: #"{"by":"c"}"#)
+        #expect(refused.status == 503, "an instance without its database takes no writes")
+        #expect(refused.header("Retry-After") != nil)
+        for number in 1...5 {
+            let body = #"{"title":"written while c was cut \#(number)"}"#
+            #expect(try await a.request("PATCH", "/v1/notes/1", headers: editors[0], body: body).status == 200)
+        }
+        try await Self.waitUntil {
+            try await b.request("GET", "/v1/notes/1?fields=title").json["title"] == "written while c was cut 5"
+        }
+        #expect(
+            try await c.request("GET", "/v1/notes/1?fields=title").json["title"] == "first",
+            "reads go on from memory, stale while cut")
+        #expect(c.application.heldRequests == 2, "the held polls are still held")
+
+        relay.restore()
+        try await Self.waitUntil { try await c.request("GET", "/readyz").status == 200 }
+        // Woken by the first of the writes it missed; a read after shows the last.
+        let woken = try await title
+        #expect(woken.status == 200)
+        #expect(try woken.json["title"]?.stringValue?.hasPrefix("written while c was cut") == true)
+        let caughtUp = try await c.request("GET", "/v1/notes/1?fields=title")
+        #expect(try caughtUp.json == ["id": 1, "title": "written while c was cut 5"])
+        #expect(
+            caughtUp.header("ETag") == (try await a.request("GET", "/v1/notes/1?fields=title").header("ETag")),
+            "the same cursor as on the instance that wrote")
+        #expect(c.application.heldRequests == 1, "the poll on a document nobody wrote is still held")
+        let write = try await c.request("PATCH", "/v1/notes/2", headers: editors[1], body: #"{"by":"c"}"#)
+        #expect(write.status == 200, "writes are taken again, planned on the caught-up state")
+        #expect(try await note2.json == ["id": 2, "by": "c"])
+        try await Self.waitUntil { try await a.request("GET", "/v1/notes/2").json == ["id": 2, "by": "c"] }
+    }
+
+    @Test("a token revoked on one instance, or a family revoked for reuse, is refused on the others within seconds")
+    func revocationsAcross() async throws {
+        let url = try TestPostgres.shared.createDatabase()
+        let apps = try await instances(3, url: url)
+        defer { shutdown(apps) }
+        let (a, b, c) = (apps[0], apps[1], apps[2])
+        func write(on app: LiveApp, with token: String) async throws -> Int {
+            try await app.request(
+                "PATCH", "/v1/notes/2", headers: [Self.json, ("Authorization", "Bearer \(token)")], body: #"{"n":1}"#
+            ).status
+        }
+
+        let first = try await a.passwordGrant("editor@example.com", "editor-password")
+        #expect(try await write(on: b, with: first.access) == 200)
+        #expect(try await a.form("/v1/auth/revoke", ["token": first.access]).status == 200)
+        #expect(try await write(on: a, with: first.access) == 401, "at once on the instance that revoked it")
+        try await Self.waitUntil { try await write(on: b, with: first.access) == 401 }
+        try await Self.waitUntil { try await write(on: c, with: first.access) == 401 }
+
+        // A refresh token used on c, then its retired predecessor replayed on a.
+        let second = try await b.passwordGrant("editor@example.com", "editor-password")
+        let rotated = try await c.refresh(second.refresh)
+        #expect(rotated.status == 200, "refresh tokens are shared")
+        let successor = try #require(try rotated.json["access_token"]?.stringValue)
+        #expect(try await write(on: b, with: successor) == 200)
+        #expect(try await a.refresh(second.refresh).status == 400, "a retired refresh token is refused")
+        try await Self.waitUntil {
+            guard try await write(on: b, with: second.access) == 401 else { return false }
+            return try await write(on: c, with: successor) == 401
+        }
+        #expect(try await c.refresh(try #require(try rotated.json["refresh_token"]?.stringValue)).status == 400)
     }
 
     /// Waits until `condition` holds, checking every 50 ms for up to 10 s.
