@@ -83,4 +83,19 @@ struct PostgresPersistenceTests {
         #expect(try again.catchUp() == 7)
         #expect(restarted.image() == a.image())
     }
+
+    @Test("a commit of many documents (a collection added with 300) is written in several statements, whole")
+    func largeEntry() throws {
+        let url = try TestPostgres.shared.createDatabase()
+        let database = try PostgresPersistence(url: url)
+        try database.create(epoch: "e")
+        let documents: [JSONValue] = (1...300).map { ["id": .int($0), "title": .string("title \($0)")] }
+        let store = try Store(
+            restoring: try #require(try database.load()),
+            declarations: [try DocumentCollection(name: "many", documents: documents)], journal: database)
+        try store.apply(.delete(collection: "many", id: 7))
+        let loaded = try #require(try PostgresPersistence(url: url).load())
+        #expect(loaded == store.image())
+        #expect(loaded.collections.first?.documents.count == 299)
+    }
 }

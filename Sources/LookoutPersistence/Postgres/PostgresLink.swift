@@ -96,7 +96,7 @@ final class PostgresLink: Sendable {
                 try session.run("COMMIT")
                 return value
             } catch {
-                try? session.run("ROLLBACK")
+                _ = try? session.run("ROLLBACK")
                 throw error
             }
         }
