@@ -4,11 +4,14 @@
 #   wake latency   a long-poll held on instance B (GET /v1/galleries/ID?fields=title with
 #                  If-None-Match), a PATCH of that title sent to instance A: time from the
 #                  PATCH being sent to B's answer received; ROUNDS rounds, p50/p99. The
-#                  same with the poll on A itself, for comparison (no cross-instance hop).
+#                  same with the poll on A itself, for comparison (no cross-instance hop),
+#                  and with both through nginx configured by Docker/nginx-cluster.conf
+#                  (the compose file's balancer; its host names rewritten to the local
+#                  ports), which proves that configuration holds long-polls.
 #   throughput     wrk PATCHes random galleries with random titles (every write changes
 #                  something) on all three instances at once, CONNECTIONS connections each;
 #                  then on one instance alone with 3 x CONNECTIONS. Every write is committed
-#                  in PostgreSQL (default settings: fsync and synchronous_commit on) before
+#                  in PostgreSQL (fsync on; synchronous_commit as set below) before
 #                  it is answered; any non-2xx answer fails the run.
 #
 # PostgreSQL is the installed one (initdb, postgres in /usr/lib/postgresql/*/bin or
@@ -19,6 +22,8 @@
 #   ROUNDS        wake-latency rounds per phase     default 300
 #   DURATION      wrk duration                      default 10s
 #   CONNECTIONS   wrk connections per instance      default 8
+#   SYNCHRONOUS_COMMIT  PostgreSQL's synchronous_commit   default on; off takes the
+#                 WAL fsync out of every write, to show what the rest costs
 #   KEEP_TMP=1    keep the temp dir (logs, wrk reports)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -28,19 +33,24 @@ ROUNDS="${ROUNDS:-300}"
 DURATION="${DURATION:-10s}"
 CONNECTIONS="${CONNECTIONS:-8}"
 KEEP_TMP="${KEEP_TMP:-0}"
+SYNCHRONOUS_COMMIT="${SYNCHRONOUS_COMMIT:-on}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v wrk >/dev/null || die "wrk is needed: apt-get install wrk"
+NGINX=${NGINX:-/usr/sbin/nginx}
+[[ -x $NGINX ]] || die "nginx is needed: apt-get install nginx-light"
 PG_BIN="${LOOKOUT_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
 [[ -x $PG_BIN/initdb ]] || die "PostgreSQL's initdb not found (apt-get install postgresql, or set LOOKOUT_PG_BIN)"
 
 TMP=$(mktemp -d)
 chmod 755 "$TMP"
 PG_PID=""
+NGINX_PID=""
 declare -a PIDS=()
 cleanup() {
     local status=$? pid
     trap - EXIT
+    [[ -z $NGINX_PID ]] || stop_pid "$NGINX_PID" nginx
     for pid in "${PIDS[@]}"; do stop_pid "$pid" lookout; done
     if [[ -n $PG_PID ]]; then
         kill -INT "$PG_PID" 2>/dev/null || true
@@ -66,7 +76,7 @@ mkdir -p "$TMP/pg"
 as_pg "$PG_BIN/initdb" -D "$TMP/pg/data" -U lookout --auth=trust -E UTF8 --no-locale >/dev/null
 PG_PORT=$(free_port)
 as_pg "$PG_BIN/postgres" -D "$TMP/pg/data" -p "$PG_PORT" -k "$TMP/pg" -c listen_addresses=127.0.0.1 \
-    -c max_connections=100 >"$TMP/pg.log" 2>&1 &
+    -c max_connections=100 -c synchronous_commit="$SYNCHRONOUS_COMMIT" >"$TMP/pg.log" 2>&1 &
 PG_PID=$!
 for ((i = 0; i < 100; i++)); do
     "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break
@@ -89,14 +99,40 @@ done
 TOKEN=$(curl -s -X POST "http://127.0.0.1:${PORTS[0]}/v1/auth/login" -H 'Content-Type: application/json' \
     -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')
 
-log "wake latency: $ROUNDS rounds, poll on B and on A, PATCH on A"
-python3 - "${PORTS[0]}" "${PORTS[1]}" "$TOKEN" "$ROUNDS" >"$TMP/wake.txt" <<'PY'
+log "starting nginx with Docker/nginx-cluster.conf in front of the three"
+BALANCER_PORT=$(free_port)
+mkdir -p "$TMP/nginx"
+sed -e "s/lookout-1:3001/127.0.0.1:${PORTS[0]}/; s/lookout-2:3001/127.0.0.1:${PORTS[1]}/" \
+    -e "s/lookout-3:3001/127.0.0.1:${PORTS[2]}/; s/listen 3000;/listen 127.0.0.1:$BALANCER_PORT;/" \
+    Docker/nginx-cluster.conf >"$TMP/nginx/cluster.conf"
+cat >"$TMP/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+daemon off;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $TMP/nginx/body;
+    proxy_temp_path $TMP/nginx/proxy;
+    fastcgi_temp_path $TMP/nginx/fastcgi;
+    uwsgi_temp_path $TMP/nginx/uwsgi;
+    scgi_temp_path $TMP/nginx/scgi;
+    include $TMP/nginx/cluster.conf;
+}
+CONF
+"$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
+NGINX_PID=$!
+wait_until_answers "http://127.0.0.1:$BALANCER_PORT/readyz" "$NGINX_PID" nginx
+
+log "wake latency: $ROUNDS rounds, poll on B, on A, and through nginx; PATCH on A (through nginx for the last)"
+python3 - "${PORTS[0]}" "${PORTS[1]}" "$BALANCER_PORT" "$TOKEN" "$ROUNDS" >"$TMP/wake.txt" <<'PY'
 import http.client, random, sys, threading, time
-port_a, port_b, token, rounds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+port_a, port_b, port_balancer, token, rounds = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
 
-def run(poll_port):
-    writer = http.client.HTTPConnection("127.0.0.1", port_a)
+def run(write_port, poll_port):
+    writer = http.client.HTTPConnection("127.0.0.1", write_port)
     reader = http.client.HTTPConnection("127.0.0.1", poll_port)
     poller = http.client.HTTPConnection("127.0.0.1", poll_port)
     samples = []
@@ -124,8 +160,12 @@ def run(poll_port):
     pick = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]
     return pick(0.5), pick(0.99), samples[-1]
 
-for label, port in (("A -> B (other instance)", port_b), ("A -> A (same instance)", port_a)):
-    p50, p99, worst = run(port)
+for label, write_port, poll_port in (
+    ("A -> B (other instance)", port_a, port_b),
+    ("A -> A (same instance)", port_a, port_a),
+    ("nginx -> nginx", port_balancer, port_balancer),
+):
+    p50, p99, worst = run(write_port, poll_port)
     print(f"{label:26} {p50:8.2f} {p99:8.2f} {worst:8.2f}")
 PY
 
@@ -165,8 +205,13 @@ log "throughput: wrk -d$DURATION on three instances at once, then on one"
     CONNECTIONS_EACH=$CONNECTIONS bench three "${PORTS[@]}"
     CONNECTIONS_EACH=$((3 * CONNECTIONS)) bench one "${PORTS[0]}"
 } >"$TMP/throughput.txt"
-# Every instance must have converged on the same state.
-tags=$(for port in "${PORTS[@]}"; do curl -s -o /dev/null -w '%header{etag}\n' "http://127.0.0.1:$port/v1/galleries"; done | sort -u | wc -l)
+# Every instance must converge on the same state (each follows the others within a poll
+# interval at most).
+for ((i = 0; i < 50; i++)); do
+    tags=$(for port in "${PORTS[@]}"; do curl -s -o /dev/null -w '%header{etag}\n' "http://127.0.0.1:$port/v1/galleries"; done | sort -u | wc -l)
+    ((tags == 1)) && break
+    sleep 0.1
+done
 ((tags == 1)) || die "the instances disagree on the galleries' cursor"
 
 echo
@@ -174,6 +219,6 @@ echo "Wake latency, PATCH sent on A -> long-poll answer received, $ROUNDS rounds
 printf '%-26s %8s %8s %8s\n' poll p50 p99 max
 cat "$TMP/wake.txt"
 echo
-echo "Durable writes on PostgreSQL: PATCH /v1/galleries/{id}, wrk -d$DURATION, $((3 * CONNECTIONS)) connections in all"
+echo "Writes on PostgreSQL (synchronous_commit=$SYNCHRONOUS_COMMIT): PATCH /v1/galleries/{id}, wrk -d$DURATION, $((3 * CONNECTIONS)) connections in all"
 printf '%-24s %10s %12s\n' instances "writes/s" "median p99"
 cat "$TMP/throughput.txt"
