@@ -34,10 +34,6 @@ public enum PersistenceError: Error, Equatable, CustomStringConvertible {
     case full(String)
     /// Any other failure of a read or write.
     case failed(String)
-    /// A shared database holds commits of other instances after the entry's base
-    /// revision: these, in order. Nothing was recorded; the store applies them and
-    /// plans its write again (``JournalConflict``).
-    case behind([JournalEntry])
 
     public var description: String {
         switch self {
@@ -45,14 +41,6 @@ public enum PersistenceError: Error, Equatable, CustomStringConvertible {
         case .unavailable(let reason): "the database cannot be opened: \(reason)"
         case .full(let reason): "no space left for the database: \(reason)"
         case .failed(let reason): reason
-        case .behind(let entries):
-            "revision \(entries.first.map { String($0.revision) } ?? "?") was committed by another instance first"
         }
-    }
-}
-
-extension PersistenceError: JournalConflict {
-    public var committed: [JournalEntry] {
-        if case .behind(let entries) = self { entries } else { [] }
     }
 }

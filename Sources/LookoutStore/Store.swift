@@ -55,33 +55,57 @@ public final class Store: Sendable {
             declared[declaration.name] = declaration.options
         }
         var image = image
-        var states: [String: CollectionState]
-        var revision: UInt64
-        // Another instance sharing the journal may add the same collections first: then
-        // its entries are taken in and the added collections worked out again.
-        while true {
-            (states, revision) = try Self.restore(image, declarations)
-            guard revision > image.revision else { break }
-            let added = declarations.filter { image.collections.map(\.name).contains($0.name) == false }.map {
-                states[$0.name]!.image(named: $0.name)
+        var outcome: Result<([String: CollectionState], UInt64), StoreError> = .failure(
+            .storageFailed("the journal recorded nothing"))
+        // Another instance sharing the journal may have written since `image` was loaded
+        // (and added the same collections): its commits are taken in first.
+        let added = { (committed: [JournalEntry]) -> JournalEntry? in
+            for entry in committed {
+                guard entry.revision == image.revision + 1 else {
+                    outcome = .failure(.storageFailed("commits before revision \(entry.revision) are missing"))
+                    return nil
+                }
+                image.apply(entry)
             }
-            let entry = JournalEntry(
-                revision: revision, memberships: added.map(\.name),
-                documents: added.flatMap { collection in
-                    collection.documents.map { .init(collection: collection.name, id: $0.id, document: $0) }
-                })
-            do {
-                try journal?.record(entry)
-                break
-            } catch let conflict as any JournalConflict where conflict.committed.first?.revision == revision {
-                for committed in conflict.committed { image.apply(committed) }
+            do throws(StoreError) {
+                let (states, revision) = try Self.restore(image, declarations)
+                outcome = .success((states, revision))
+                guard revision > image.revision else { return nil }
+                return Self.entry(adding: declarations, to: image, from: states, at: revision)
             } catch {
-                throw .storageFailed(String(describing: error))
+                outcome = .failure(error)
+                return nil
             }
         }
+        do {
+            if let journal {
+                try journal.record(after: image.revision, added)
+            } else {
+                _ = added([])
+            }
+        } catch {
+            throw .storageFailed(String(describing: error))
+        }
+        let (states, revision) = try outcome.get()
         self.journal = journal
         self.declaredOptions = declared
         current = Mutex(StoreSnapshot(epoch: image.epoch, revision: revision, collections: states))
+    }
+
+    /// The entry adding the declared collections `image` lacks, as `states` holds them.
+    private static func entry(
+        adding declarations: [DocumentCollection],
+        to image: StoreImage,
+        from states: [String: CollectionState],
+        at revision: UInt64
+    ) -> JournalEntry {
+        let stored = Set(image.collections.map(\.name))
+        let added = declarations.filter { !stored.contains($0.name) }.map { states[$0.name]!.image(named: $0.name) }
+        return JournalEntry(
+            revision: revision, memberships: added.map(\.name),
+            documents: added.flatMap { collection in
+                collection.documents.map { .init(collection: collection.name, id: $0.id, document: $0) }
+            })
     }
 
     /// The collections of `image` with the declared ones it lacks added at the next

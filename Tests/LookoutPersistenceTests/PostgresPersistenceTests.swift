@@ -24,21 +24,28 @@ struct PostgresPersistenceTests {
         return (url, a, b, second)
     }
 
-    @Test("an entry planned on an old revision is refused with the entries committed since, in order")
+    @Test("a write is handed the commits since its revision, in order, and takes the next; a stale entry is refused")
     func behind() throws {
         let (url, first, _, _) = try twoStores()
         try first.apply(.patch(collection: "items", id: 1, patch: ["title": "two"]))
         try first.apply(.patch(collection: "items", id: 1, patch: ["title": "three"]))
         let other = try PostgresPersistence(url: url)
-        let stale = JournalEntry(revision: 2, memberships: [], documents: [])
-        do {
-            try other.record(stale)
-            Issue.record("a stale entry was recorded")
-        } catch let error as PersistenceError {
-            #expect(error.committed.map(\.revision) == [2, 3])
-            #expect(error.committed.last?.documents.first?.document?.fields == ["id": 1, "title": "three"])
+        #expect(throws: PersistenceError.self) {
+            try other.record(JournalEntry(revision: 2, memberships: [], documents: []))
         }
-        #expect(try other.load()?.revision == 3, "nothing was recorded")
+        var handed: [JournalEntry] = []
+        try other.record(after: 1) { committed in
+            handed = committed
+            return JournalEntry(revision: 4, memberships: [], documents: [])
+        }
+        #expect(handed.map(\.revision) == [2, 3])
+        #expect(handed.last?.documents.first?.document?.fields == ["id": 1, "title": "three"])
+        #expect(try other.load()?.revision == 4)
+        #expect(throws: PersistenceError.self, "an entry that skips a revision") {
+            try other.record(after: 4) { _ in JournalEntry(revision: 6, memberships: [], documents: []) }
+        }
+        try other.record(after: 4) { _ in nil }
+        #expect(try other.load()?.revision == 4, "nothing was recorded")
     }
 
     @Test("a change feed applies another store's commits in order and wakes the waiters on them")

@@ -9,29 +9,24 @@ import Testing
 /// write would.
 @Suite("Store: commits shared with other instances")
 struct SharedJournalTests {
-    /// A journal in memory that, like PostgreSQL's, accepts only the next revision,
-    /// answers a stale entry with the entries committed since, and plans a write under its
-    /// lock on the entries committed after the writer's revision.
+    /// A journal in memory that, like PostgreSQL's, accepts only the next revision and
+    /// plans a write under its lock on the entries committed after the writer's revision.
     final class SharedJournal: StoreJournal {
-        struct Behind: JournalConflict {
-            let committed: [JournalEntry]
-        }
+        struct NotNext: Error {}
 
         let log = Mutex<[JournalEntry]>([])
 
         func record(_ entry: JournalEntry) throws {
-            try log.withLock { log throws(Behind) in
-                guard entry.revision == UInt64(log.count) + 1 else {
-                    throw Behind(committed: Array(log[Int(entry.revision - 1)...]))
-                }
+            try log.withLock { log throws(NotNext) in
+                guard entry.revision == UInt64(log.count) + 1 else { throw NotNext() }
                 log.append(entry)
             }
         }
 
         func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
-            try log.withLock { log throws(Behind) in
+            try log.withLock { log throws(NotNext) in
                 guard let entry = write(Array(log[Int(revision)...])) else { return }
-                guard entry.revision == UInt64(log.count) + 1 else { throw Behind(committed: []) }
+                guard entry.revision == UInt64(log.count) + 1 else { throw NotNext() }
                 log.append(entry)
             }
         }

@@ -10,11 +10,10 @@ import PostgresNIO
 /// State in PostgreSQL, shared by every Lookout instance given the same database.
 ///
 /// The database orders commits: `lookout_meta` holds the last revision in one row, and
-/// ``record(_:)`` locks that row (`SELECT … FOR UPDATE`) in the transaction that writes
-/// the entry, so revisions are gapless and totally ordered across instances. An entry
-/// must follow the stored revision; when another instance committed first, nothing is
-/// written and ``PersistenceError/behind(_:)`` carries the entries committed since, which
-/// the store applies before planning its write again.
+/// ``record(after:_:)`` locks that row (`SELECT … FOR UPDATE`) in the transaction that
+/// writes the entry, so revisions are gapless and totally ordered across instances.
+/// Under the lock the store is handed the commits other instances made since its
+/// revision, applies them, and plans its write on top: the entry takes the next revision.
 ///
 /// Every commit is also kept in `lookout_changes` (revision → entry) and announced with
 /// `NOTIFY lookout_changes, '<revision>'` in the same transaction; a
@@ -159,16 +158,14 @@ public final class PostgresPersistence: Persistence {
         }
     }
 
-    /// Records `entry` if it follows the stored revision; else throws
-    /// ``PersistenceError/behind(_:)`` with the entries committed since its base.
+    /// Records `entry` if it follows the stored revision; refuses it, recording nothing,
+    /// when another instance has written since (``Store`` writes with
+    /// ``record(after:_:)``, which plans on those writes instead).
     public func record(_ entry: JournalEntry) throws {
         try link.transaction { session in
             let stored = try Self.lockRevision(in: session)
             guard entry.revision == stored + 1 else {
-                guard entry.revision > 0, entry.revision <= stored else {
-                    throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
-                }
-                throw PersistenceError.behind(try Self.changes(after: entry.revision - 1, in: session))
+                throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
             }
             try insert(entry, in: session)
         }
