@@ -75,3 +75,9 @@ wrk_errors() {
          /^  Socket errors:/ { gsub(",", ""); e += $4 + $6 + $8 + $10 }
          END { print e + 0 }' "$1"
 }
+
+# The temp-file paths of an nginx running unprivileged from DIR, for its http block.
+nginx_temp_paths() { # dir
+    local kind
+    for kind in client_body proxy fastcgi uwsgi scgi; do printf '    %s_temp_path %s/%s;\n' "$kind" "$1" "${kind#client_}"; done
+}

@@ -127,11 +127,7 @@ daemon off;
 events { worker_connections 20000; }
 http {
     access_log off;
-    client_body_temp_path $TMP/nginx/body;
-    proxy_temp_path $TMP/nginx/proxy;
-    fastcgi_temp_path $TMP/nginx/fastcgi;
-    uwsgi_temp_path $TMP/nginx/uwsgi;
-    scgi_temp_path $TMP/nginx/scgi;
+$(nginx_temp_paths "$TMP/nginx")
     keepalive_requests 1000000;
     keepalive_timeout 600s;
     server {

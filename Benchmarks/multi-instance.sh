@@ -113,11 +113,7 @@ daemon off;
 events { worker_connections 1024; }
 http {
     access_log off;
-    client_body_temp_path $TMP/nginx/body;
-    proxy_temp_path $TMP/nginx/proxy;
-    fastcgi_temp_path $TMP/nginx/fastcgi;
-    uwsgi_temp_path $TMP/nginx/uwsgi;
-    scgi_temp_path $TMP/nginx/scgi;
+$(nginx_temp_paths "$TMP/nginx")
     include $TMP/nginx/cluster.conf;
 }
 CONF

@@ -6,7 +6,10 @@
 #   3. runs it with a published port and a named volume, and checks: healthy, not root, the
 #      seed app's six endpoints through the port, a long-poll held through the container
 #      woken by a write, data surviving a new container on the same volume, and `stop`
-#      exiting 0 with the server's own exit status 0.
+#      exiting 0 with the server's own exit status 0;
+#   4. runs two containers of the image on one PostgreSQL (the installed server, started
+#      here on loopback; the containers on the host's network) and checks that a
+#      long-poll held on one is woken by a write on the other.
 #
 # Podman stands in for Docker (same flags); its configuration and storage are private to
 # this run, in a temp directory removed at the end with every container, volume and image
@@ -46,6 +49,13 @@ install_tools() {
         iptables debootstrap curl >/dev/null
 }
 install_tools
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+if [[ ! -x $PG_BIN/initdb ]]; then
+    log "installing postgresql"
+    ((EUID == 0)) || sudo=(sudo)
+    ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql >/dev/null
+    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+fi
 
 # The sandbox cannot raise rlimits and has hybrid cgroups: runc, cgroupfs, explicit ulimits.
 cat >"$store/containers.conf" <<CONF
@@ -64,9 +74,15 @@ runroot = "$store/run"
 CONF
 export CONTAINERS_CONF="$store/containers.conf" CONTAINERS_STORAGE_CONF="$store/storage.conf"
 
+pg_pid=""
 cleanup() {
     local status=$?
-    podman rm -f -t 0 "$name" "$name-2" >/dev/null 2>&1 || true
+    podman rm -f -t 0 "$name" "$name-2" "$name-a" "$name-b" >/dev/null 2>&1 || true
+    if [[ -n $pg_pid ]]; then
+        kill -INT "$pg_pid" 2>/dev/null || true
+        wait "$pg_pid" 2>/dev/null || true
+    fi
+    rm -rf "$store/pg"
     podman volume rm -f "$volume" >/dev/null 2>&1 || true
     if [[ ${KEEP:-0} == 1 ]]; then
         log "kept $store (STORE=$store reuses it)"
@@ -178,6 +194,56 @@ check "the data survived: the written title is there" test "$(curl -s "$base/v1/
 check "tokens survived too (the signing keys are on the volume)" test "$(curl -s -o /dev/null -w '%{http_code}' \
     -X POST "$base/v1/auth/verify" "${json[@]}" -H "Authorization: Bearer $token" -d '{}')" = 200
 check "the second container stops cleanly too" stop "$name-2"
+
+# Two containers on one PostgreSQL: the image's PostgreSQL client, and a write on one
+# waking a poll held on the other. PostgreSQL refuses root: as root it runs as nobody.
+as_pg() { if ((EUID == 0)); then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; }
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+mkdir -p "$store/pg"
+((EUID != 0)) || chown nobody:nogroup "$store/pg"
+as_pg "$PG_BIN/initdb" -D "$store/pg/data" -U lookout --auth=trust -E UTF8 --no-locale --no-sync >/dev/null
+pg_port=$(free_port)
+as_pg "$PG_BIN/postgres" -D "$store/pg/data" -p "$pg_port" -k "$store/pg" -c listen_addresses=127.0.0.1 \
+    >"$store/pg.log" 2>&1 &
+pg_pid=$!
+for ((i = 0; i < 100; i++)); do "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$pg_port" && break; sleep 0.1; done
+"$PG_BIN/createdb" -h 127.0.0.1 -p "$pg_port" -U lookout lookout
+token_key=$(head -c 32 /dev/urandom | base64)
+port_a=$(free_port)
+port_b=$(free_port)
+run_on_postgres() { # name port
+    podman run -d --name "$1" --network host -e LOOKOUT_BIND=127.0.0.1 -e LOOKOUT_PORT="$2" \
+        -e LOOKOUT_DATABASE="postgres://lookout@127.0.0.1:$pg_port/lookout" -e LOOKOUT_TOKEN_KEY="$token_key" \
+        "$image" >/dev/null 2>>"$store/podman.log"
+}
+ready() { # port
+    local i
+    for ((i = 0; i < 60; i++)); do
+        [[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/readyz") == 200 ]] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+run_on_postgres "$name-a" "$port_a"
+check "a container on PostgreSQL is ready" ready "$port_a"
+run_on_postgres "$name-b" "$port_b"
+check "a second container on the same database is ready" ready "$port_b"
+editor=$(curl -s -X POST "http://127.0.0.1:$port_a/v1/auth/login" "${json[@]}" \
+    -d '{"email":"editor@example.com","password":"editor-password"}' | python3 -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+etag=$(curl -s -o /dev/null -w '%header{etag}' "http://127.0.0.1:$port_b/v1/galleries/1?fields=title")
+curl -s -o "$store/poll-b.json" -H "If-None-Match: $etag" \
+    "http://127.0.0.1:$port_b/v1/galleries/1?fields=title&wait=30" &
+poll=$!
+sleep 1
+check "a long-poll is held on the second" kill -0 "$poll"
+check "the first takes a write with the first's token" test "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
+    "http://127.0.0.1:$port_a/v1/galleries/1" "${json[@]}" -H "Authorization: Bearer $editor" \
+    -d '{"title":"written on the first container"}')" = 200
+wait "$poll" || true
+check "the write on the first wakes the poll on the second" \
+    grep -q '"written on the first container"' "$store/poll-b.json"
+stop_both() { podman stop -t 15 "$name-a" "$name-b" >/dev/null 2>>"$store/podman.log"; }
+check "both stop cleanly" stop_both
 
 log "$failures failure(s) in $(($(date +%s) - started)) s"
 ((failures == 0))
