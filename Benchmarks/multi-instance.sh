@@ -65,7 +65,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-as_pg() { if [[ $(id -u) == 0 ]]; then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; }
+# PostgreSQL refuses root: as root it runs as nobody. Not a function, so that a server
+# started in the background is this shell's child, with its PID in $!.
+as_pg=()
+[[ $(id -u) != 0 ]] || as_pg=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
 log "building: swift build -c release --product lookout"
 swift build -c release --product lookout >/dev/null
@@ -73,9 +76,9 @@ swift build -c release --product lookout >/dev/null
 log "starting PostgreSQL ($PG_BIN)"
 mkdir -p "$TMP/pg"
 [[ $(id -u) != 0 ]] || chown nobody:nogroup "$TMP/pg"
-as_pg "$PG_BIN/initdb" -D "$TMP/pg/data" -U lookout --auth=trust -E UTF8 --no-locale >/dev/null
+${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/initdb" -D "$TMP/pg/data" -U lookout --auth=trust -E UTF8 --no-locale >/dev/null
 PG_PORT=$(free_port)
-as_pg "$PG_BIN/postgres" -D "$TMP/pg/data" -p "$PG_PORT" -k "$TMP/pg" -c listen_addresses=127.0.0.1 \
+${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/postgres" -D "$TMP/pg/data" -p "$PG_PORT" -k "$TMP/pg" -c listen_addresses=127.0.0.1 \
     -c max_connections=100 -c synchronous_commit="$SYNCHRONOUS_COMMIT" >"$TMP/pg.log" 2>&1 &
 PG_PID=$!
 for ((i = 0; i < 100; i++)); do

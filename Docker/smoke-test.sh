@@ -196,14 +196,17 @@ check "tokens survived too (the signing keys are on the volume)" test "$(curl -s
 check "the second container stops cleanly too" stop "$name-2"
 
 # Two containers on one PostgreSQL: the image's PostgreSQL client, and a write on one
-# waking a poll held on the other. PostgreSQL refuses root: as root it runs as nobody.
-as_pg() { if ((EUID == 0)); then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; }
+# waking a poll held on the other. PostgreSQL refuses root: as root it runs as nobody,
+# through an array rather than a function, so the server started in the background is
+# this shell's child, with its PID in $!.
+as_pg=()
+[[ $(id -u) != 0 ]] || as_pg=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 mkdir -p "$store/pg"
 ((EUID != 0)) || chown nobody:nogroup "$store/pg"
-as_pg "$PG_BIN/initdb" -D "$store/pg/data" -U lookout --auth=trust -E UTF8 --no-locale --no-sync >/dev/null
+${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/initdb" -D "$store/pg/data" -U lookout --auth=trust -E UTF8 --no-locale --no-sync >/dev/null
 pg_port=$(free_port)
-as_pg "$PG_BIN/postgres" -D "$store/pg/data" -p "$pg_port" -k "$store/pg" -c listen_addresses=127.0.0.1 \
+${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/postgres" -D "$store/pg/data" -p "$pg_port" -k "$store/pg" -c listen_addresses=127.0.0.1 \
     >"$store/pg.log" 2>&1 &
 pg_pid=$!
 for ((i = 0; i < 100; i++)); do "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$pg_port" && break; sleep 0.1; done
