@@ -34,6 +34,10 @@ public enum DataCommands {
     public static func importFile(_ path: String, into configuration: AppConfiguration, replace: Bool) throws -> (
         collections: Int, documents: Int, users: Int
     ) {
+        guard configuration.database == .sqlite else {
+            throw StartupError(
+                "import works on SQLite only; on PostgreSQL, start a server with --data-file on an empty database")
+        }
         let data = try DataFile.load(path: path)
         if try holdsState(configuration) {
             guard replace else {
@@ -69,12 +73,24 @@ public enum DataCommands {
         return try openExisting(configuration).load() != nil
     }
 
-    /// The stored database, which must exist: these commands never create one.
+    /// The stored database, which must exist and hold state: these commands never start
+    /// a history. SQLite and PostgreSQL; process memory holds nothing to work on.
     static func openExisting(_ configuration: AppConfiguration) throws -> any Persistence {
-        guard configuration.database == .sqlite else { throw StartupError("only the SQLite database can be used here") }
-        guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
-            throw StartupError("no database at \(configuration.databasePath)")
+        switch configuration.database {
+        case .memory:
+            throw StartupError("in-memory storage holds nothing outside a running server")
+        case .sqlite:
+            guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
+                throw StartupError("no database at \(configuration.databasePath)")
+            }
+            return try ServiceState.openPersistence(configuration)
+        case .postgres:
+            let persistence = try ServiceState.openPersistence(configuration)
+            guard try persistence.load() != nil else {
+                throw StartupError(
+                    "\(ServiceState.describe(configuration)) holds no state yet: start a server on it first")
+            }
+            return persistence
         }
-        return try ServiceState.openPersistence(configuration)
     }
 }

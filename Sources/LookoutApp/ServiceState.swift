@@ -78,7 +78,7 @@ struct ServiceState {
         }
     }
 
-    private static func describe(_ configuration: AppConfiguration) -> String {
+    static func describe(_ configuration: AppConfiguration) -> String {
         switch configuration.database {
         case .memory: "in-memory storage"
         case .sqlite: "database \(configuration.databasePath)"

@@ -308,6 +308,28 @@ struct MultiInstanceTests {
         #expect(try await c.refresh(try #require(try rotated.json["refresh_token"]?.stringValue)).status == 400)
     }
 
+    @Test("lookout user and export work on the shared database while instances run; import refuses it")
+    func commandsOnPostgres() async throws {
+        let url = try TestPostgres.shared.createDatabase()
+        let apps = try await instances(2, url: url)
+        defer { shutdown(apps) }
+        var configuration = AppConfiguration(dataDirectory: apps[0].dataDirectory)
+        configuration.database = .postgres
+        configuration.databaseURL = url
+        try UserCommands.add("ops@example.com", role: .admin, password: "ops-password", in: configuration)
+        for app in apps { #expect(try await app.login("ops@example.com", "ops-password").isEmpty == false) }
+        #expect(try UserCommands.list(in: configuration).map(\.email) == ["editor@example.com", "ops@example.com"])
+        let exported = try JSONParser.parse(try DataCommands.export(configuration))
+        #expect(exported["collections"]?.arrayValue?.first?["documents"]?.arrayValue?.count == 2)
+        #expect(throws: StartupError.self, "import starts a history; on PostgreSQL a first start does") {
+            try DataCommands.importFile("/nonexistent.json", into: configuration, replace: true)
+        }
+        configuration.databaseURL = try TestPostgres.shared.createDatabase()
+        #expect(throws: StartupError.self, "an empty database holds no users to change") {
+            try UserCommands.list(in: configuration)
+        }
+    }
+
     /// Waits until `condition` holds, checking every 50 ms for up to 10 s.
     static func waitUntil(_ condition: () async throws -> Bool) async throws {
         for _ in 0..<200 {
