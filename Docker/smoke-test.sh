@@ -75,6 +75,7 @@ CONF
 export CONTAINERS_CONF="$store/containers.conf" CONTAINERS_STORAGE_CONF="$store/storage.conf"
 
 pg_pid=""
+pg_dir=""
 cleanup() {
     local status=$?
     podman rm -f -t 0 "$name" "$name-2" "$name-a" "$name-b" >/dev/null 2>&1 || true
@@ -82,7 +83,7 @@ cleanup() {
         kill -INT "$pg_pid" 2>/dev/null || true
         wait "$pg_pid" 2>/dev/null || true
     fi
-    rm -rf "$store/pg"
+    [[ -z $pg_dir ]] || rm -rf "$pg_dir"
     podman volume rm -f "$volume" >/dev/null 2>&1 || true
     if [[ ${KEEP:-0} == 1 ]]; then
         log "kept $store (STORE=$store reuses it)"
@@ -202,11 +203,13 @@ check "the second container stops cleanly too" stop "$name-2"
 as_pg=()
 [[ $(id -u) != 0 ]] || as_pg=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-mkdir -p "$store/pg"
-((EUID != 0)) || chown nobody:nogroup "$store/pg"
-${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/initdb" -D "$store/pg/data" -U lookout --auth=trust -E UTF8 --no-locale --no-sync >/dev/null
+# Its own directory, outside the store (mode 0700, root's): as nobody it must reach it.
+pg_dir=$(mktemp -d /tmp/lookout-smoke-pg.XXXXXX)
+chmod 755 "$pg_dir"
+((EUID != 0)) || chown nobody:nogroup "$pg_dir"
+${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/initdb" -D "$pg_dir/data" -U lookout --auth=trust -E UTF8 --no-locale --no-sync >/dev/null
 pg_port=$(free_port)
-${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/postgres" -D "$store/pg/data" -p "$pg_port" -k "$store/pg" -c listen_addresses=127.0.0.1 \
+${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/postgres" -D "$pg_dir/data" -p "$pg_port" -k "$pg_dir" -c listen_addresses=127.0.0.1 \
     >"$store/pg.log" 2>&1 &
 pg_pid=$!
 for ((i = 0; i < 100; i++)); do "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$pg_port" && break; sleep 0.1; done
