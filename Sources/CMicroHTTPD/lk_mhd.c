@@ -6,8 +6,11 @@
 // request is handed to Swift on the final call. A suspended request is answered by
 // storing its response and resuming the connection; libmicrohttpd then calls the access
 // handler once more, and the stored response is queued from there.
+// The event loops that run these callbacks are in lk_server.c.
 
 #include "lk_mhd.h"
+
+#include "lk_server.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -20,14 +23,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-struct lk_mhd_server {
-    struct MHD_Daemon *daemon;
-    lk_mhd_config config;
-    char bind_address[64];
-    // Suspended requests not yet completed; read by the shutdown path on another thread.
-    atomic_uint suspended;
-};
-
 enum lk_request_state {
     LK_READING = 0,   // headers or body still arriving
     LK_HANDLING,      // inside the Swift handler
@@ -38,6 +33,7 @@ enum lk_request_state {
 
 struct lk_mhd_request {
     lk_mhd_server *server;
+    lk_loop *loop;
     struct MHD_Connection *connection;
     const char *method;   // owned by libmicrohttpd, valid for the request
     char *target;         // our copy of the raw URI: libmicrohttpd unescapes its own in place
@@ -54,13 +50,14 @@ struct lk_mhd_request {
 
 _Static_assert(sizeof(unsigned int) >= 4, "HTTP status codes need at least 16 bits");
 
-static void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
-    lk_mhd_server *server = cls;
+void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
+    lk_loop *loop = cls;
     struct lk_mhd_request *request = calloc(1, sizeof(*request));
     if (request == NULL) {
         return NULL;
     }
-    request->server = server;
+    request->server = loop->server;
+    request->loop = loop;
     request->connection = connection;
     request->target = strdup(uri != NULL ? uri : "/");
     atomic_init(&request->state, LK_READING);
@@ -76,17 +73,17 @@ static void lk_free_request(struct lk_mhd_request *request) {
     free(request);
 }
 
-static void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cls,
+void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cls,
                             enum MHD_RequestTerminationCode code) {
     (void)connection;
     (void)code;
-    lk_mhd_server *server = cls;
+    (void)cls;
     struct lk_mhd_request *request = *req_cls;
     if (request == NULL) {
         return;
     }
     if (request->was_suspended) {
-        atomic_fetch_sub(&server->suspended, 1);
+        atomic_fetch_sub(&request->server->suspended, 1);
     }
     lk_free_request(request);
     *req_cls = NULL;
@@ -144,17 +141,18 @@ static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     return lk_queue_stored(request);
 }
 
-static enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection,
+enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection,
                                     const char *url, const char *method, const char *version,
                                     const char *upload_data, size_t *upload_data_size,
                                     void **req_cls) {
+    (void)cls;
     (void)url;
     (void)version;
-    lk_mhd_server *server = cls;
     struct lk_mhd_request *request = *req_cls;
     if (request == NULL) {
         return MHD_NO;  // out of memory in lk_on_uri: drop the connection
     }
+    lk_mhd_server *server = request->server;
     if (request->method == NULL) {
         // First call: headers are parsed. Refuse an oversized declared body before reading it.
         request->method = method;
@@ -191,83 +189,6 @@ static enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection
         return lk_queue_stored(request);  // called again after a resume
     }
     return MHD_YES;
-}
-
-lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t error_size) {
-    lk_mhd_server *server = calloc(1, sizeof(*server));
-    if (server == NULL) {
-        snprintf(error, error_size, "out of memory");
-        return NULL;
-    }
-    server->config = *config;
-    snprintf(server->bind_address, sizeof(server->bind_address), "%s",
-             config->bind_address != NULL ? config->bind_address : "::");
-    server->config.bind_address = server->bind_address;
-    atomic_init(&server->suspended, 0);
-
-    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
-    struct sockaddr_storage address;
-    memset(&address, 0, sizeof(address));
-    struct sockaddr_in *v4 = (struct sockaddr_in *)&address;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&address;
-    if (inet_pton(AF_INET, server->bind_address, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(config->port);
-    } else if (inet_pton(AF_INET6, server->bind_address, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(config->port);
-        // The unspecified address listens for IPv4 too; a specific one only for itself.
-        flags |= IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
-    } else {
-        snprintf(error, error_size, "'%s' is not a numeric IPv4 or IPv6 address",
-                 server->bind_address);
-        free(server);
-        return NULL;
-    }
-
-    struct MHD_OptionItem options[] = {
-        {MHD_OPTION_SOCK_ADDR, 0, &address},
-        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)lk_on_uri, server},
-        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)lk_on_completed, server},
-        {MHD_OPTION_CONNECTION_LIMIT, config->connection_limit, NULL},
-        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, config->per_ip_connection_limit, NULL},
-        {MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout_seconds, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)config->connection_memory_bytes, NULL},
-        {config->thread_count > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END,
-         config->thread_count, NULL},
-        {MHD_OPTION_END, 0, NULL},
-    };
-    server->daemon = MHD_start_daemon(flags, config->port, NULL, NULL, lk_on_access, server,
-                                      MHD_OPTION_ARRAY, options, MHD_OPTION_END);
-    if (server->daemon == NULL) {
-        snprintf(error, error_size, "cannot listen on [%s]:%u (address in use, or not available)",
-                 server->bind_address, (unsigned)config->port);
-        free(server);
-        return NULL;
-    }
-    return server;
-}
-
-uint16_t lk_mhd_port(const lk_mhd_server *server) {
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(server->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info != NULL ? info->port : 0;
-}
-
-void lk_mhd_quiesce(lk_mhd_server *server) {
-    MHD_socket listener = MHD_quiesce_daemon(server->daemon);
-    if (listener != MHD_INVALID_SOCKET) {
-        close(listener);  // quiesce hands the listening socket back to us
-    }
-}
-
-unsigned int lk_mhd_suspended_count(const lk_mhd_server *server) {
-    return atomic_load(&((lk_mhd_server *)server)->suspended);
-}
-
-void lk_mhd_stop(lk_mhd_server *server) {
-    MHD_stop_daemon(server->daemon);
-    free(server);
 }
 
 const char *lk_mhd_request_method(const lk_mhd_request *request) {
@@ -370,7 +291,9 @@ int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
     }
     int expected = LK_SUSPENDED;
     if (atomic_compare_exchange_strong(&request->state, &expected, LK_RESUMING)) {
+        lk_loop *loop = request->loop;  // the request may be freed once resumed
         MHD_resume_connection(request->connection);
+        lk_loop_wake(loop);
     } else {
         atomic_store(&request->state, LK_ANSWERED);
     }
@@ -388,5 +311,7 @@ int lk_mhd_respond_deferred(lk_mhd_request *request, unsigned int status,
 }
 
 void lk_mhd_resume(lk_mhd_request *request) {
+    lk_loop *loop = request->loop;  // the request may be freed once resumed
     MHD_resume_connection(request->connection);
+    lk_loop_wake(loop);
 }

@@ -9,7 +9,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Worker threads per address, each with its own epoll loop.
     public var threadCount: Int
     /// Most open connections per address; more wait in the kernel's accept queue.
-    /// libmicrohttpd splits it evenly among the threads.
+    /// It is split evenly among the threads.
     public var maxConnections: Int
     /// Most open connections from one client address; 0 means no limit.
     public var maxConnectionsPerClient: Int

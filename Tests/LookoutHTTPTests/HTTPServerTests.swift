@@ -158,6 +158,40 @@ struct HTTPServerTests {
         }
     }
 
+    /// libmicrohttpd 0.9.75's epoll loop takes at most 128 events per `epoll_wait` and, when
+    /// it got exactly 128, waits again with its full timeout before handling any of them.
+    /// Here 127 or 128 kept-alive connections send a request while the server thread is busy,
+    /// so they are ready together when it comes back.
+    @Test(
+        "requests that become ready together, a full epoll batch of them, are all answered promptly",
+        arguments: [127, 128])
+    func fullEpollBatch(connectionCount: Int) throws {
+        try withServer({
+            $0.threadCount = 1; $0.idleTimeoutSeconds = 30
+        }) { server, responder in
+            let connections = try (0..<connectionCount).map { _ in
+                try TestHTTPConnection(host: "127.0.0.1", port: server.port, timeout: .seconds(3))
+            }
+            for connection in connections {
+                #expect(try connection.request("GET", "/echo").status == 200)
+            }
+            let blocker = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+            try #require(responder.gate.waitUntilEntered())
+            for connection in connections {
+                try connection.send("GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            usleep(100_000)  // every request is in the server's socket buffers
+            responder.gate.open()
+            #expect(try blocker.readResponse().text == "unblocked")
+            var answered = 0
+            for connection in connections {
+                if (try? connection.readResponse().status) == 200 { answered += 1 }
+            }
+            #expect(answered == connectionCount)
+        }
+    }
+
     @Test("a held request outlives the idle timeout; an idle connection does not")
     func idleTimeout() throws {
         try withServer({ $0.idleTimeoutSeconds = 1 }) { server, responder in

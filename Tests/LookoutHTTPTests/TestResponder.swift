@@ -1,3 +1,4 @@
+import Dispatch
 import LookoutHTTP
 import Synchronization
 
@@ -6,9 +7,11 @@ import Synchronization
 #endif
 
 /// A responder for server tests: `/echo` describes the request, `/hold` suspends it and
-/// hands it to the test, `/slow-header` answers with a header containing CR LF.
+/// hands it to the test, `/injection` answers with a header containing CR LF, `/block`
+/// keeps the server thread that runs it until the test opens `gate`.
 struct TestResponder: HTTPResponder {
     let held = HeldRequests()
+    let gate = Gate()
 
     func reply(to request: HTTPRequest) -> HTTPReply {
         if request.bodyTooLarge {
@@ -28,6 +31,9 @@ struct TestResponder: HTTPResponder {
             return .suspend(
                 onShutdown: { HTTPResponse(status: 503, body: Array("shutting down".utf8)) },
                 hold: { held.append($0) })
+        case "/block":
+            gate.enter()
+            return .response(HTTPResponse(status: 200, body: Array("unblocked".utf8)))
         case "/injection":
             return .response(HTTPResponse(status: 200, headers: HTTPHeaders([("X-Bad", "a\r\nSet-Cookie: x=1")])))
         default:
@@ -54,6 +60,26 @@ final class HeldRequests: Sendable {
             usleep(1_000)
         }
         throw HeldRequestsTimeout(held: requests.withLock { $0.count }, wanted: count)
+    }
+}
+
+/// Blocks the threads that enter it until it is opened (or 10 s pass).
+final class Gate: Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    func enter() {
+        entered.signal()
+        _ = opened.wait(timeout: .now() + 10)
+    }
+
+    /// Waits until a thread has entered.
+    func waitUntilEntered() -> Bool {
+        entered.wait(timeout: .now() + 10) == .success
+    }
+
+    func open() {
+        opened.signal()
     }
 }
 

@@ -42,7 +42,7 @@ typedef struct lk_mhd_config {
     const char *bind_address;
     /// TCP port; 0 picks a free one (read it back with lk_mhd_port).
     uint16_t port;
-    /// Worker threads, each with its own epoll loop; 0 or 1 means one internal thread.
+    /// Event-loop threads, each with a daemon of its own on the shared listening socket; 0 means 1.
     unsigned int thread_count;
     /// Most connections open at once; the rest wait in the kernel's accept queue.
     unsigned int connection_limit;
