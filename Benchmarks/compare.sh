@@ -176,7 +176,7 @@ hold() {
     done
     local i
     for ((i = 0; i < 1200; i++)); do
-        [[ $(cat "$TMP/$name-0.out" "$TMP/$name-1.out" | grep -c '^ready ') == 2 ]] && { sleep 1; return 0; }
+        [[ $(cat "$TMP/$name-0.out" "$TMP/$name-1.out" 2>/dev/null | grep -c '^ready ') == 2 ]] && { sleep 1; return 0; }
         kill -0 "$SERVER_PID" || die "$TARGET died while clients connected"
         sleep 0.1
     done
