@@ -299,7 +299,9 @@ struct MultiInstanceTests {
         let rotated = try await c.refresh(second.refresh)
         #expect(rotated.status == 200, "refresh tokens are shared")
         let successor = try #require(try rotated.json["access_token"]?.stringValue)
-        #expect(try await write(on: b, with: successor) == 200)
+        let successorWrite = try await b.request(
+            "PATCH", "/v1/notes/2", headers: [Self.json, ("Authorization", "Bearer \(successor)")], body: #"{"n":1}"#)
+        #expect(successorWrite.status == 200, "\(successorWrite.text)")
         #expect(try await a.refresh(second.refresh).status == 400, "a retired refresh token is refused")
         try await Self.waitUntil {
             guard try await write(on: b, with: second.access) == 401 else { return false }
