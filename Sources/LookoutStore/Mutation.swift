@@ -36,16 +36,24 @@ public struct Commit: Sendable {
 }
 
 /// RFC 7396: `null` removes a member, an object merges recursively, anything else replaces.
+///
+/// Built in one pass over the target and one over the patch, so its cost is linear in
+/// their sizes however many members the patch removes: members of the target keep their
+/// order, new ones follow in the patch's order.
 enum MergePatch {
     static func apply(_ patch: JSONValue, to target: JSONValue?) -> JSONValue {
         guard case .object(let patchObject) = patch else { return patch }
-        var result = target?.objectValue ?? JSONObject()
-        for member in patchObject {
-            if member.value == .null {
-                result[member.key] = nil
-            } else {
-                result[member.key] = apply(member.value, to: result[member.key])
+        let base = target?.objectValue ?? JSONObject()
+        var result = JSONObject()
+        for member in base {
+            switch patchObject[member.key] {
+            case nil: result[member.key] = member.value
+            case .null?: continue
+            case let change?: result[member.key] = apply(change, to: member.value)
             }
+        }
+        for member in patchObject where member.value != .null && base[member.key] == nil {
+            result[member.key] = apply(member.value, to: nil)
         }
         return .object(result)
     }
