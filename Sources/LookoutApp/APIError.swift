@@ -105,7 +105,7 @@ extension APIError {
             self = .notFound
         case .invalidWrite(let reason):
             self = .badRequest("invalid_body", reason.prefix(1).uppercased() + reason.dropFirst() + ".")
-        case .idTaken:
+        case .idTaken, .idsExhausted:
             self = APIError(
                 status: 409, code: "conflict",
                 message: error.description.prefix(1).uppercased() + error.description.dropFirst() + ".")

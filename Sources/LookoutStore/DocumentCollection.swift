@@ -73,6 +73,11 @@ public struct DocumentCollection: Sendable {
             guard let id = object["id"]?.intValue else {
                 throw .invalidDocument(collection: name, index: index, reason: "has no integer \"id\"")
             }
+            guard Self.ids.contains(id) else {
+                throw .invalidDocument(
+                    collection: name, index: index,
+                    reason: "has id \(id), outside \(Self.ids.lowerBound)...\(Self.ids.upperBound)")
+            }
             guard seen.insert(id).inserted else {
                 throw .invalidDocument(collection: name, index: index, reason: "repeats id \(id)")
             }
@@ -91,6 +96,12 @@ public struct DocumentCollection: Sendable {
                 DocumentImage(fields: $0, revisions: [:], created: revision, fieldNamesRevision: revision)
             })
     }
+
+    /// The ids a document may be given: 1 to 2^53 − 1, every integer that a client reading
+    /// JSON numbers as doubles (JavaScript's `Number.MAX_SAFE_INTEGER`) gets back exactly.
+    /// A created document without an id gets the highest id in this range plus one, so
+    /// that arithmetic never leaves `Int` either.
+    public static let ids: ClosedRange<Int> = 1...9_007_199_254_740_991
 
     /// Names the service's own routes use under `/v1/`.
     public static let reservedNames: Set<String> = ["auth", "watch"]

@@ -10,6 +10,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case invalidWrite(String)
     /// Creating a document whose id is taken.
     case idTaken(collection: String, id: Int)
+    /// Creating a document without an id when the collection holds the highest id allowed.
+    case idsExhausted(collection: String)
     /// `If-Match` named another revision of the document.
     case revisionMismatch(current: UInt64)
     /// The write could not be made durable; nothing of it was kept or published.
@@ -27,6 +29,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .documentNotFound(let collection, let id): "no document \(id) in \"\(collection)\""
         case .invalidWrite(let reason): reason
         case .idTaken(let collection, let id): "\"\(collection)\" already has a document \(id)"
+        case .idsExhausted(let collection):
+            "\"\(collection)\" holds the highest id allowed, \(DocumentCollection.ids.upperBound); give the new document an \"id\""
         case .revisionMismatch(let current): "the document has changed (now at revision \(current))"
         case .storageFailed(let reason): "storage failed: \(reason)"
         }

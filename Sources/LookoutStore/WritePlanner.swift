@@ -31,12 +31,19 @@ struct WritePlanner {
         switch mutation {
         case .create(_, let body):
             let id: Int
+            let range = DocumentCollection.ids
             if let given = body["id"] {
-                guard let integer = given.intValue else { throw .invalidWrite("\"id\" must be an integer") }
+                guard let integer = given.intValue, range.contains(integer) else {
+                    throw .invalidWrite("\"id\" must be an integer from \(range.lowerBound) to \(range.upperBound)")
+                }
                 guard state.documents[integer] == nil else { throw .idTaken(collection: name, id: integer) }
                 id = integer
             } else {
-                id = (state.ids.max() ?? 0) + 1
+                // Documents stored before ids were bounded may lie outside the range; the
+                // next id follows the highest one inside it.
+                let highest = state.ids.lazy.filter(range.contains).max() ?? 0
+                guard highest < range.upperBound else { throw .idsExhausted(collection: name) }
+                id = highest + 1
             }
             let fields = Self.withID(id, body)
             state.ids.append(id)
