@@ -63,7 +63,9 @@ extension APIError {
     /// `temporarily_unavailable`.
     static func oauth(from error: any Error) -> APIError {
         var mapped = LookoutResponder.apiError(for: error)
-        if mapped.code == "invalid_credentials" {
+        if mapped.code == "invalid_body" {
+            mapped = .oauth("invalid_request", mapped.message)
+        } else if mapped.code == "invalid_credentials" {
             mapped = .oauth("invalid_grant", "The username or password is wrong.")
         } else if mapped.code == APIError.storageUnavailableCode {
             mapped = APIError(

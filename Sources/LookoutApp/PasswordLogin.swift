@@ -10,10 +10,17 @@ struct PasswordLogin: Sendable {
     let passwords = BlockingQueue.perCore(label: "lookout.passwords")
 
     /// The user with this email and password.
-    /// - Throws: 429 `too_many_attempts` while the account or address is locked, without
-    ///   a password check; ``AuthError/invalidCredentials`` after a delay that grows
-    ///   with repeated failures; a storage error as it is.
+    /// - Throws: 400 `invalid_body` for text that cannot be an email (control characters,
+    ///   too long), before anything is looked up or counted; 429 `too_many_attempts` while
+    ///   the account or address is locked, without a password check;
+    ///   ``AuthError/invalidCredentials`` after a delay that grows with repeated failures;
+    ///   a storage error as it is.
     func authenticate(email: String, password: String, from address: String) async throws -> User {
+        guard User.isValidEmail(email) else {
+            throw APIError.badRequest(
+                "invalid_body",
+                "The email must be at most \(User.maxEmailBytes) bytes, without spaces or control characters.")
+        }
         do {
             try throttle.check(email: email, address: address)
         } catch {

@@ -14,7 +14,10 @@ public enum UserCommands {
     ) throws {
         let users = try records(configuration)
         let email = User.normalize(email)
-        guard email.contains("@"), email.utf8.count <= 254 else { throw StartupError("'\(email)' is not an email") }
+        guard email.contains("@"), User.isValidEmail(email) else {
+            throw StartupError(
+                "'\(email)' is not an email: at most \(User.maxEmailBytes) bytes, no spaces or control characters")
+        }
         guard try users.user(email) == nil else {
             throw StartupError("\(email) is already a user; use `lookout user passwd` to change the password")
         }

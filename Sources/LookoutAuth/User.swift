@@ -21,6 +21,30 @@ public struct User: Sendable, Equatable {
         self.passwordHash = passwordHash
     }
 
+    /// Longest email accepted, in UTF-8 bytes (RFC 5321's limit on a path is 256 with
+    /// its angle brackets).
+    public static let maxEmailBytes = 254
+
+    /// Whether `email`, normalized, can name a user: not empty, at most ``maxEmailBytes``
+    /// bytes, and free of control, format and separator characters (spaces included).
+    ///
+    /// Emails reach the database and the token's `sub`: a NUL or a control character
+    /// there could be cut off by one layer and kept by another (a lookup stopping at NUL
+    /// would find another user than the one the throttle counts), so such text never
+    /// names a user.
+    public static func isValidEmail(_ email: String) -> Bool {
+        let normalized = normalize(email)
+        guard !normalized.isEmpty, normalized.utf8.count <= maxEmailBytes else { return false }
+        return normalized.unicodeScalars.allSatisfy { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .spaceSeparator, .surrogate,
+                .privateUse, .unassigned:
+                false
+            default: true
+            }
+        }
+    }
+
     /// Emails compare case-insensitively and without surrounding spaces.
     public static func normalize(_ email: String) -> String {
         var trimmed = Substring(email)

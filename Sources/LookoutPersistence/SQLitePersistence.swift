@@ -28,6 +28,8 @@ public final class SQLitePersistence: Persistence {
         self.path = path
         if FileManager.default.fileExists(atPath: path) {
             try Self.checkExisting(path)
+        } else {
+            try Self.createPrivate(path)
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -44,6 +46,26 @@ public final class SQLitePersistence: Persistence {
         } catch {
             throw Self.classify(error, opening: true)
         }
+        // A database made by an earlier Lookout may be readable by others; it holds the
+        // users' password hashes. SQLite gives its -wal and -shm files the database's mode.
+        for file in [path, path + "-wal", path + "-shm"] { Self.makePrivate(file) }
+    }
+
+    /// Creates an empty file at `path` that only its owner may read or write (0600): the
+    /// database holds password hashes and refresh-token hashes.
+    private static func createPrivate(_ path: String) throws(PersistenceError) {
+        let descriptor = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw .unavailable("\(path) cannot be created: \(String(cString: strerror(errno)))")
+        }
+        close(descriptor)
+    }
+
+    /// Takes away group and other permissions from an existing file.
+    private static func makePrivate(_ path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return }
+        _ = chmod(path, status.st_mode & 0o700)
     }
 
     /// Refuses, without writing to it, a file that is not a SQLite database, not
@@ -230,6 +252,12 @@ public final class SQLitePersistence: Persistence {
         }
     }
 
+    /// Whether SQLite stores `text` whole when it is bound: GRDB binds text as a C string,
+    /// which ends at the first NUL.
+    static func isBindable(_ text: String) -> Bool {
+        !text.utf8.contains(0)
+    }
+
     public func records(_ kind: String) throws(PersistenceError) -> [String: JSONValue] {
         do {
             return try pool.read { db in
@@ -251,6 +279,8 @@ public final class SQLitePersistence: Persistence {
     }
 
     public func record(_ kind: String, key: String) throws(PersistenceError) -> JSONValue? {
+        // SQLite takes bound text up to its first NUL: such a key would find another's record.
+        guard Self.isBindable(key) else { return nil }
         do {
             return try pool.read { db in
                 guard
@@ -268,6 +298,7 @@ public final class SQLitePersistence: Persistence {
     }
 
     public func putRecord(_ value: JSONValue?, kind: String, key: String) throws(PersistenceError) {
+        guard Self.isBindable(key) else { throw .failed("a record key cannot hold NUL") }
         do {
             try pool.write { db in
                 if let value {
@@ -299,6 +330,7 @@ public final class SQLitePersistence: Persistence {
             throw .failed("\(destination) exists; a backup never overwrites a file")
         }
         do {
+            try Self.createPrivate(destination)
             let target = try DatabaseQueue(path: destination)
             try pool.backup(to: target)
             try target.close()
