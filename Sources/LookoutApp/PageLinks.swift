@@ -2,10 +2,49 @@ import LookoutFeeds
 
 /// The `Link` header of a paged list (RFC 8288): targets keep the request's path and
 /// its other parameters as sent, and append their own paging parameters.
+///
+/// The kept parameters are the client's text, so any byte that could end the target or
+/// the field (`>`, `"`, `,`, spaces, controls, non-ASCII) is percent-encoded: a crafted
+/// query cannot add a relation or a parameter to the header. Encoding them changes no
+/// value, since parameters are percent-decoded when read.
 struct PageLinks {
     let path: String
     /// The request's parameters other than the paging ones, encoded, joined by `&`.
     let keeping: String
+
+    init(path: String, keeping: String) {
+        self.path = path
+        self.keeping = Self.escaped(keeping)
+    }
+
+    /// `text` with every byte that is not allowed as is in a URI query (RFC 3986 §3.4),
+    /// or that is a separator in a `Link` field, percent-encoded. `%` stays: the text is
+    /// already encoded.
+    static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { !isKept($0) }) else { return text }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 16)
+        for byte in text.utf8 {
+            if isKept(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Unreserved characters, `%`, and the sub-delimiters and query characters that
+    /// cannot end a `Link` target or value: not `,` `;` `"` `<` `>` or anything else.
+    private static func isKept(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: "-._~%!$&'()*+=:@/?".utf8.contains(byte)
+        }
+    }
 
     /// `first`, `prev`, `next` and `last` for a page; `next` for a cursor page; nil for
     /// an unpaged list or a cursor page with nothing after it.
