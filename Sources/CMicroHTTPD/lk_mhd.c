@@ -1,5 +1,9 @@
 // The access-handler protocol of libmicrohttpd, turned into one call per request.
 //
+// Every byte libmicrohttpd reads has passed the request guard first (lk_guard.h), which
+// checks the framing strictly; a request it refused arrives here marked with its fault,
+// and is answered with it and Connection: close.
+//
 // libmicrohttpd calls the access handler several times per request: once when the
 // headers are parsed, once per chunk of body, and a final time with no data. Answering
 // on the first call forces `Connection: close` (measured: notes/libmicrohttpd.md), so a
@@ -35,13 +39,14 @@ struct lk_mhd_request {
     lk_mhd_server *server;
     lk_loop *loop;
     struct MHD_Connection *connection;
+    lk_guard_conn *guard;
+    unsigned long long number;  // of the request on its connection, from 1
+    const lk_frame_fault *fault;  // set when the guard refused it
     const char *method;   // owned by libmicrohttpd, valid for the request
     char *target;         // our copy of the raw URI: libmicrohttpd unescapes its own in place
     uint8_t *body;
     size_t body_length;
     size_t body_capacity;
-    int body_too_large;
-    size_t discarded;     // body bytes dropped after the limit was passed
     int was_suspended;
     _Atomic int state;
     struct MHD_Response *response;
@@ -49,6 +54,15 @@ struct lk_mhd_request {
 };
 
 _Static_assert(sizeof(unsigned int) >= 4, "HTTP status codes need at least 16 bits");
+
+// The origin form of a target: an absolute-form target (RFC 9112 §3.2.2, which the guard
+// let through only as http or https with a host) loses its scheme and authority.
+static const char *lk_origin_form(const char *target) {
+    size_t scheme = strncasecmp(target, "http://", 7) == 0 ? 7 : strncasecmp(target, "https://", 8) == 0 ? 8 : 0;
+    if (scheme == 0) return target;
+    const char *path = target + scheme + strcspn(target + scheme, "/?");
+    return *path == '/' ? path : NULL;  // "http://host" or "http://host?q": the path is "/"
+}
 
 void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
     lk_loop *loop = cls;
@@ -59,8 +73,22 @@ void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
     request->server = loop->server;
     request->loop = loop;
     request->connection = connection;
-    request->target = strdup(uri != NULL ? uri : "/");
+    request->guard = lk_guard_of(connection);
+    request->number = request->guard != NULL ? lk_guard_request_started(request->guard) : 0;
+    const char *target = lk_origin_form(uri != NULL ? uri : "/");
+    if (target == NULL) {
+        const char *query = strchr(uri, '?');
+        size_t length = 1 + (query != NULL ? strlen(query) : 0);
+        request->target = malloc(length + 1);
+        if (request->target != NULL) snprintf(request->target, length + 1, "/%s", query != NULL ? query : "");
+    } else {
+        request->target = strdup(target);
+    }
     atomic_init(&request->state, LK_READING);
+    if (request->target == NULL) {
+        free(request);
+        return NULL;
+    }
     return request;
 }
 
@@ -89,9 +117,11 @@ void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cl
     *req_cls = NULL;
 }
 
+// Keeps a chunk of the body; 0 when out of memory, or past the limit (which the guard
+// refuses before: a body of its size never reaches here).
 static int lk_append_body(struct lk_mhd_request *request, const char *data, size_t size) {
     size_t limit = request->server->config.max_body_bytes;
-    if (request->body_length + size > limit) {
+    if (size > limit - request->body_length) {
         return 0;
     }
     if (request->body_length + size > request->body_capacity) {
@@ -125,6 +155,7 @@ static enum MHD_Result lk_queue_stored(struct lk_mhd_request *request) {
 // Runs the Swift handler and queues its answer unless it suspended the request.
 static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     lk_mhd_server *server = request->server;
+    if (request->guard != NULL) request->fault = lk_guard_fault(request->guard, request->number);
     atomic_store(&request->state, LK_HANDLING);
     server->config.handler(server->config.context, request);
     int state = atomic_load(&request->state);
@@ -152,32 +183,16 @@ enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection,
     if (request == NULL) {
         return MHD_NO;  // out of memory in lk_on_uri: drop the connection
     }
-    lk_mhd_server *server = request->server;
+    (void)connection;
     if (request->method == NULL) {
-        // First call: headers are parsed. Refuse an oversized declared body before reading it.
+        // First call: the head is parsed; answer once the body is in too (the guard has
+        // already refused a declared body over the limit).
         request->method = method;
-        const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                                                         MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (length != NULL) {
-            char *end = NULL;
-            unsigned long long declared = strtoull(length, &end, 10);
-            if (end != length && declared > server->config.max_body_bytes) {
-                request->body_too_large = 1;
-                return lk_dispatch(request);
-            }
-        }
         return MHD_YES;
     }
     if (*upload_data_size > 0) {
-        if (request->body_too_large || !lk_append_body(request, upload_data, *upload_data_size)) {
-            // A chunked body grew past the limit. libmicrohttpd 0.9.75 cannot queue a
-            // response in the middle of a body, so drop the rest and answer 413 at the
-            // end, unless the client keeps sending far past the limit: then hang up.
-            request->body_too_large = 1;
-            request->discarded += *upload_data_size;
-            if (request->discarded > server->config.max_body_bytes + (1u << 20)) {
-                return MHD_NO;
-            }
+        if (!lk_append_body(request, upload_data, *upload_data_size)) {
+            return MHD_NO;  // out of memory: drop the connection
         }
         *upload_data_size = 0;
         return MHD_YES;
@@ -224,16 +239,15 @@ void lk_mhd_request_headers(const lk_mhd_request *request,
 }
 
 const uint8_t *lk_mhd_request_body(const lk_mhd_request *request, size_t *length) {
-    if (request->body_too_large) {
-        *length = 0;
-        return NULL;
-    }
     *length = request->body_length;
     return request->body;
 }
 
-int lk_mhd_request_body_too_large(const lk_mhd_request *request) {
-    return request->body_too_large;
+unsigned int lk_mhd_request_fault(const lk_mhd_request *request, const char **code, const char **message) {
+    if (request->fault == NULL) return 0;
+    *code = request->fault->code;
+    *message = request->fault->message;
+    return request->fault->status;
 }
 
 void lk_mhd_request_client_address(const lk_mhd_request *request, char *buffer, size_t size) {
@@ -277,6 +291,11 @@ static int lk_store_response(lk_mhd_request *request, unsigned int status,
         // libmicrohttpd refuses names or values with CR, LF or TAB (header injection);
         // such a header is dropped rather than leaving the request unanswered.
         (void)MHD_add_response_header(response, headers[index].name, headers[index].value);
+    }
+    // After a framing fault nothing more on the connection can be trusted; while the server
+    // drains, clients should take their next request elsewhere.
+    if (request->fault != NULL || atomic_load(&request->server->draining)) {
+        (void)MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     request->status = status;
     request->response = response;

@@ -26,8 +26,6 @@
 // Per-client connection limit: the accept policy counts a connection before libmicrohttpd
 // creates it; the connection is marked counted when it starts and uncounted when it closes.
 // One accepted but never started (out of memory) is uncounted at the loop's next accept.
-static char lk_counted;  // its address marks a counted connection's socket context
-
 static void lk_loop_release_reservation(lk_loop *loop) {
     if (loop->has_reservation) {
         lk_clients_remove(&loop->server->clients, &loop->reservation);
@@ -50,26 +48,38 @@ static enum MHD_Result lk_on_accept(void *cls, const struct sockaddr *address, s
     return MHD_YES;
 }
 
+// Every connection is guarded from its start (lk_guard.h); its guard is its socket context.
 static void lk_on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                              enum MHD_ConnectionNotificationCode code) {
     lk_loop *loop = cls;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-        if (loop->has_reservation) {
+        lk_guard_conn *guard = lk_guard_open(loop, connection);
+        *socket_context = guard;
+        if (guard == NULL) {
+            // Unguarded bytes must never reach libmicrohttpd: close it unread.
+            const union MHD_ConnectionInfo *info =
+                MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+            if (info != NULL) shutdown(info->connect_fd, SHUT_RDWR);
+        } else if (loop->has_reservation) {
             loop->has_reservation = 0;
-            *socket_context = &lk_counted;
+            lk_guard_set_counted(guard);
         }
         return;
     }
-    if (*socket_context != &lk_counted) {
+    lk_guard_conn *guard = *socket_context;
+    *socket_context = NULL;
+    if (guard == NULL) {
         return;
     }
-    *socket_context = NULL;
-    const union MHD_ConnectionInfo *info =
-        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    lk_client_key key;
-    if (info != NULL && lk_client_key_of(info->client_addr, sizeof(struct sockaddr_in6), &key)) {
-        lk_clients_remove(&loop->server->clients, &key);
+    if (lk_guard_counted(guard)) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        lk_client_key key;
+        if (info != NULL && lk_client_key_of(info->client_addr, sizeof(struct sockaddr_in6), &key)) {
+            lk_clients_remove(&loop->server->clients, &key);
+        }
     }
+    lk_guard_close(guard);
 }
 
 void lk_loop_wake(lk_loop *loop) {
@@ -118,6 +128,10 @@ static void *lk_loop_run(void *argument) {
         } else if (MHD_get_timeout(loop->daemon, &next) == MHD_YES) {
             timeout = next > INT_MAX ? INT_MAX : (int)next;
         }
+        if (loop->deadlines != NULL) {
+            long until = lk_guard_sweep(loop, lk_guard_now_ms());
+            if (until >= 0 && (timeout < 0 || until < timeout)) timeout = (int)(until > INT_MAX ? INT_MAX : until);
+        }
         struct pollfd ready[2] = {{loop->epoll_fd, POLLIN, 0}, {loop->wake_fd, POLLIN, 0}};
         if (poll(ready, 2, timeout) < 0 && errno != EINTR) {
             perror("lookout: poll");
@@ -139,6 +153,14 @@ static void *lk_loop_run(void *argument) {
     return NULL;
 }
 
+// libmicrohttpd's memory per connection: the largest head the guard lets through, a
+// header record (56 bytes in 0.9.75) for each field and query parameter it may hold, and
+// room for the response's header; so libmicrohttpd never refuses on its own what the
+// guard passed.
+static size_t lk_connection_memory(const lk_frame_limits *limits) {
+    return limits->max_head + (limits->max_fields + limits->max_parameters) * 64 + 4096;
+}
+
 static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, unsigned int flags,
                                           const struct sockaddr_storage *address,
                                           unsigned int connection_limit) {
@@ -152,7 +174,7 @@ static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, 
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)lk_on_connection, loop},
         {MHD_OPTION_CONNECTION_LIMIT, connection_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout_seconds, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)config->connection_memory_bytes, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)lk_connection_memory(&server->limits), NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     MHD_AcceptPolicyCallback policy = server->clients.limit > 0 ? lk_on_accept : NULL;
@@ -213,10 +235,24 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
     atomic_init(&server->suspended, 0);
     atomic_init(&server->stopping, 0);
     atomic_init(&server->quiesce_requested, 0);
+    atomic_init(&server->draining, 0);
     server->listen_fd = -1;
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->loop_quiesced, NULL);
     lk_clients_init(&server->clients, config->per_ip_connection_limit);
+    size_t max_head = config->max_head_bytes > 0 ? config->max_head_bytes : 16384;
+    server->limits = (lk_frame_limits){
+        .max_head = max_head,
+        .max_target = max_head < 8192 ? max_head : 8192,
+        .max_fields = LK_MAX_FIELDS,
+        .max_parameters = LK_MAX_PARAMETERS,
+        .max_body = config->max_body_bytes,
+    };
+    // An incomplete head or trailer section, or a chunk-size line, with what was read
+    // with it.
+    server->stash_capacity = max_head + 2048;
+    server->request_timeout_ms =
+        (uint64_t)(config->request_timeout_seconds > 0 ? config->request_timeout_seconds : 20) * 1000;
     server->loop_count = loop_count;
     for (unsigned int index = 0; index < loop_count; index++) {
         server->loops[index].server = server;
@@ -299,6 +335,7 @@ uint16_t lk_mhd_port(const lk_mhd_server *server) {
 }
 
 void lk_mhd_quiesce(lk_mhd_server *server) {
+    atomic_store(&server->draining, 1);
     pthread_mutex_lock(&server->lock);
     if (!atomic_exchange(&server->quiesce_requested, 1)) {
         for (unsigned int index = 0; index < server->loop_count; index++) {

@@ -3,11 +3,17 @@
 #define LK_SERVER_H
 
 #include "lk_clients.h"
+#include "lk_frame.h"
+#include "lk_guard.h"
 #include "lk_mhd.h"
 
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
+
+// Most header fields, and query parameters in the target, a request may have.
+#define LK_MAX_FIELDS 100
+#define LK_MAX_PARAMETERS 256
 
 // One event loop: a thread, its daemon, and the eventfd that wakes it.
 typedef struct lk_loop {
@@ -23,6 +29,8 @@ typedef struct lk_loop {
     // A connection the accept policy counted against its client, not yet started.
     int has_reservation;
     lk_client_key reservation;
+    // Connections of this loop in the middle of reading a request, with a deadline.
+    lk_guard_conn *deadlines;
 } lk_loop;
 
 struct lk_mhd_server {
@@ -32,6 +40,11 @@ struct lk_mhd_server {
     atomic_uint suspended;
     atomic_int stopping;
     atomic_int quiesce_requested;
+    atomic_int draining;  // quiesced: answers close their connections
+    // What a request may be (lk_frame.h), and the guard's derived sizes.
+    lk_frame_limits limits;
+    size_t stash_capacity;
+    uint64_t request_timeout_ms;
     int listen_fd;  // shared by every loop's daemon; closed by us, once
     pthread_mutex_t lock;
     pthread_cond_t loop_quiesced;

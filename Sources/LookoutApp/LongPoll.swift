@@ -56,7 +56,8 @@ struct LongPoll: Sendable {
         let poll = HeldPoll(
             store: store, deadlines: deadlines, view: view, epoch: snapshot.epoch, render: render,
             answer: { result in finish(result.map { $0.response(requestID: context.requestID) }) })
-        return .suspend(
+        // Shutdown ends the wait as its deadline would: nothing it read has changed.
+        return .wait(
             onShutdown: { finish(.success(poll.notModified(requestID: context.requestID))) },
             hold: { held in poll.hold(held, for: wait) })
     }

@@ -39,9 +39,12 @@ struct LookoutResponder: HTTPResponder {
         } else {
             measured = Measured(metrics: unmatchedMetrics, started: started)
         }
-        if request.bodyTooLarge {
-            return .response(
-                finish(request, requestID, measured, .failure(APIError.payloadTooLarge(limit: maxBodyBytes))))
+        if let refusal = request.refusal {
+            let error =
+                refusal.status == 413
+                ? APIError.payloadTooLarge(limit: maxBodyBytes)
+                : APIError(status: refusal.status, code: refusal.code, message: refusal.message)
+            return .response(finish(request, requestID, measured, .failure(error)))
         }
         switch match {
         case .notFound:

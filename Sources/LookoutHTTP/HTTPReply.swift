@@ -2,11 +2,20 @@
 public enum HTTPReply: Sendable {
     /// Answer at once, on the daemon thread.
     case response(HTTPResponse)
-    /// Suspend the connection without holding a thread. `hold` runs right after the
-    /// suspension, still on the daemon thread, with the handle that answers it from any
-    /// thread; it must not block. If the server shuts down first, it answers with
-    /// `onShutdown()` instead.
+    /// Suspend the connection without holding a thread while work for it goes on
+    /// elsewhere (a write, a password check). `hold` runs right after the suspension,
+    /// still on the daemon thread, with the handle that answers it from any thread; it
+    /// must not block. Shutdown waits for the work's own answer: only a request that
+    /// arrives while the server is already shutting down is answered `onShutdown()`
+    /// instead, with nothing of it done.
     case suspend(
+        onShutdown: @Sendable () -> HTTPResponse,
+        hold: @Sendable (SuspendedRequest) -> Void
+    )
+    /// Suspend the connection while it waits for something that may never come (a
+    /// long-poll), as ``suspend(onShutdown:hold:)`` does; but shutdown ends the wait and
+    /// answers it with `onShutdown()`.
+    case wait(
         onShutdown: @Sendable () -> HTTPResponse,
         hold: @Sendable (SuspendedRequest) -> Void
     )

@@ -1,5 +1,23 @@
 /// A complete HTTP request as read from the wire: headers and the whole body.
 public struct HTTPRequest: Sendable {
+    /// Why the server refused a request before it could be read as one: its framing was
+    /// faulty or ambiguous, a limit was passed, or it arrived too slowly. The request has
+    /// no method, target, headers or body of the client's then; answer it with `status`.
+    public struct Refusal: Sendable, Equatable {
+        /// 400, 408, 413, 414, 417, 431, 501, 503 or 505.
+        public let status: Int
+        /// A stable machine-readable code, e.g. `malformed_request`.
+        public let code: String
+        /// A sentence for the client.
+        public let message: String
+
+        public init(status: Int, code: String, message: String) {
+            self.status = status
+            self.code = code
+            self.message = message
+        }
+    }
+
     /// The method as sent, e.g. `GET`.
     public let method: String
     /// The raw request target, e.g. `/v1/info_feed?page=2` (not percent-decoded).
@@ -7,9 +25,8 @@ public struct HTTPRequest: Sendable {
     public let headers: HTTPHeaders
     /// The body; empty when there was none.
     public let body: [UInt8]
-    /// True when the body was larger than the configured limit; `body` is then empty
-    /// and the request should be answered 413.
-    public let bodyTooLarge: Bool
+    /// Set when the server refused the request as read; answer with it, ignoring the rest.
+    public let refusal: Refusal?
     /// The client's address as text, e.g. `127.0.0.1` or `::1`.
     public let clientAddress: String
 
@@ -18,14 +35,14 @@ public struct HTTPRequest: Sendable {
         target: String,
         headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [],
-        bodyTooLarge: Bool = false,
+        refusal: Refusal? = nil,
         clientAddress: String = ""
     ) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
-        self.bodyTooLarge = bodyTooLarge
+        self.refusal = refusal
         self.clientAddress = clientAddress
     }
 

@@ -75,10 +75,13 @@ public final class HTTPServer: Sendable {
         daemons.withLock { $0.pointers = started }
     }
 
-    /// Stops the server: no new connections, every suspended request answered (with its
-    /// shutdown response), then the daemons stopped.
+    /// Stops the server: no new connections, every held wait (``HTTPReply/wait(onShutdown:hold:)``)
+    /// answered with its shutdown response, then the daemons stopped once every suspended
+    /// request has been answered and sent.
     ///
-    /// Waits up to `timeout` for the answered requests to finish sending.
+    /// Waits up to `timeout` for work in progress to answer and for every answer to be sent;
+    /// a request arriving on an open connection meanwhile is answered with its shutdown
+    /// response, and every answer from now on closes its connection.
     /// - Returns: false if some had not finished by then. The daemons are then left
     ///   running, quiesced (libmicrohttpd forbids stopping with suspended connections);
     ///   the caller should exit the process, which closes them.
@@ -91,7 +94,7 @@ public final class HTTPServer: Sendable {
         guard !running.isEmpty else { return true }
         running.forEach { lk_mhd_quiesce($0) }
         core.isDraining.store(true, ordering: .releasing)
-        core.suspended.answerAll()
+        core.suspended.endWaits()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         func drained() -> Bool { running.allSatisfy { lk_mhd_suspended_count($0) == 0 } }
@@ -109,7 +112,7 @@ public final class HTTPServer: Sendable {
         guard !c.bindAddresses.isEmpty else { throw HTTPServerError.invalidConfiguration("no bind address") }
         guard (0...65_535).contains(c.port) else { throw HTTPServerError.invalidConfiguration("port \(c.port)") }
         guard c.threadCount >= 1, c.maxConnections >= 1, c.maxConnectionsPerClient >= 0,
-            c.idleTimeoutSeconds >= 0, c.connectionMemoryBytes >= 2048, c.maxBodyBytes >= 0
+            c.idleTimeoutSeconds >= 0, c.maxHeadBytes >= 1024, c.maxBodyBytes >= 0, c.requestTimeoutSeconds >= 1
         else { throw HTTPServerError.invalidConfiguration("limits must be positive") }
     }
 
@@ -123,8 +126,9 @@ public final class HTTPServer: Sendable {
             config.connection_limit = UInt32(configuration.maxConnections)
             config.per_ip_connection_limit = UInt32(configuration.maxConnectionsPerClient)
             config.idle_timeout_seconds = UInt32(configuration.idleTimeoutSeconds)
-            config.connection_memory_bytes = configuration.connectionMemoryBytes
+            config.max_head_bytes = configuration.maxHeadBytes
             config.max_body_bytes = configuration.maxBodyBytes
+            config.request_timeout_seconds = UInt32(clamping: configuration.requestTimeoutSeconds)
             config.handler = handleRequest
             config.context = context
             return lk_mhd_start(&config, &error, error.count)
@@ -159,26 +163,48 @@ private let handleRequest: lk_mhd_handler = { context, request in
     case .response(let response):
         send(response, through: request)
     case .suspend(let onShutdown, let hold):
-        if core.isDraining.load(ordering: .acquiring) {
-            send(onShutdown(), through: request)
-            return
-        }
-        lk_mhd_suspend(request)
-        let held = SuspendedRequest(
-            handle: SuspendedRequest.Handle(pointer: request),
-            id: core.suspended.makeID(),
-            registry: core.suspended,
-            onShutdown: onShutdown
-        )
-        core.suspended.insert(held)
-        // A shutdown that began between the check above and the insert has already
-        // swept the registry: answer this one now rather than leave it suspended.
-        if core.isDraining.load(ordering: .acquiring) {
-            held.respond(onShutdown())
-            return
-        }
-        hold(held)
+        suspend(request, core: core, endsAtShutdown: false, onShutdown: onShutdown, hold: hold)
+    case .wait(let onShutdown, let hold):
+        suspend(request, core: core, endsAtShutdown: true, onShutdown: onShutdown, hold: hold)
     }
+}
+
+private func suspend(
+    _ request: OpaquePointer,
+    core: ServerCore,
+    endsAtShutdown: Bool,
+    onShutdown: @escaping @Sendable () -> HTTPResponse,
+    hold: @Sendable (SuspendedRequest) -> Void
+) {
+    if core.isDraining.load(ordering: .acquiring) {
+        send(onShutdown(), through: request)
+        return
+    }
+    lk_mhd_suspend(request)
+    let held = SuspendedRequest(
+        handle: SuspendedRequest.Handle(pointer: request),
+        id: core.suspended.makeID(),
+        registry: core.suspended,
+        endsAtShutdown: endsAtShutdown,
+        onShutdown: onShutdown
+    )
+    core.suspended.insert(held)
+    // A shutdown that began between the check above and the insert has already swept
+    // the registry: end this wait now rather than leave it suspended. (Work goes on: it
+    // answers when done, and shutdown waits for that.)
+    if endsAtShutdown, core.isDraining.load(ordering: .acquiring) {
+        held.respond(onShutdown())
+        return
+    }
+    hold(held)
+}
+
+private func refusal(of request: OpaquePointer) -> HTTPRequest.Refusal? {
+    var code: UnsafePointer<CChar>?
+    var message: UnsafePointer<CChar>?
+    let status = lk_mhd_request_fault(request, &code, &message)
+    guard status != 0, let code, let message else { return nil }
+    return HTTPRequest.Refusal(status: Int(status), code: String(cString: code), message: String(cString: message))
 }
 
 private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
@@ -206,7 +232,7 @@ private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
         target: String(cString: lk_mhd_request_target(request)),
         headers: headers,
         body: body,
-        bodyTooLarge: lk_mhd_request_body_too_large(request) != 0,
+        refusal: refusal(of: request),
         clientAddress: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     )
 }

@@ -15,10 +15,15 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnectionsPerClient: Int
     /// Seconds an idle connection (not a held long-poll) stays open.
     public var idleTimeoutSeconds: Int
-    /// Bytes of per-connection memory; it bounds the request line and headers.
-    public var connectionMemoryBytes: Int
-    /// Largest request body accepted; larger ones reach the responder flagged `bodyTooLarge`.
+    /// Largest request head (request line and header fields); larger ones are refused
+    /// with 431 (414 for a request line alone). It sizes the per-connection memory.
+    public var maxHeadBytes: Int
+    /// Largest request body accepted; larger ones are refused with 413 before it is read.
     public var maxBodyBytes: Int
+    /// Seconds a request's head may take to arrive from its first byte (then 408), and
+    /// the grace after which its body must average at least 1 KiB/s (else the connection
+    /// is closed).
+    public var requestTimeoutSeconds: Int
 
     public init(
         bindAddresses: [String] = ["127.0.0.1", "::1"],
@@ -27,8 +32,9 @@ public struct HTTPServerConfiguration: Sendable {
         maxConnections: Int = 16_000,
         maxConnectionsPerClient: Int = 1_000,
         idleTimeoutSeconds: Int = 60,
-        connectionMemoryBytes: Int = 16 * 1024,
-        maxBodyBytes: Int = 1024 * 1024
+        maxHeadBytes: Int = 16 * 1024,
+        maxBodyBytes: Int = 1024 * 1024,
+        requestTimeoutSeconds: Int = 20
     ) {
         self.bindAddresses = bindAddresses
         self.port = port
@@ -36,7 +42,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxConnections = maxConnections
         self.maxConnectionsPerClient = maxConnectionsPerClient
         self.idleTimeoutSeconds = idleTimeoutSeconds
-        self.connectionMemoryBytes = connectionMemoryBytes
+        self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes
+        self.requestTimeoutSeconds = requestTimeoutSeconds
     }
 }

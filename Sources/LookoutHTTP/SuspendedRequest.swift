@@ -18,6 +18,8 @@ public final class SuspendedRequest: Sendable {
     private let handle: Handle
     private let answered = Atomic<Bool>(false)
     private let registry: SuspendedRequests
+    /// Whether shutdown answers it (a wait) or waits for its answer (work in progress).
+    let endsAtShutdown: Bool
     let onShutdown: @Sendable () -> HTTPResponse
     let id: UInt64
 
@@ -25,11 +27,13 @@ public final class SuspendedRequest: Sendable {
         handle: Handle,
         id: UInt64,
         registry: SuspendedRequests,
+        endsAtShutdown: Bool,
         onShutdown: @escaping @Sendable () -> HTTPResponse
     ) {
         self.handle = handle
         self.id = id
         self.registry = registry
+        self.endsAtShutdown = endsAtShutdown
         self.onShutdown = onShutdown
     }
 
@@ -105,9 +109,9 @@ final class SuspendedRequests: Sendable {
         requests.withLock { $0.count }
     }
 
-    /// Answers every held request with its shutdown response.
-    func answerAll() {
-        let held = requests.withLock { Array($0.values) }
+    /// Answers every held wait with its shutdown response; work in progress answers itself.
+    func endWaits() {
+        let held = requests.withLock { $0.values.filter(\.endsAtShutdown) }
         for request in held {
             request.respond(request.onShutdown())
         }

@@ -191,6 +191,15 @@ public final class TestHTTPConnection {
         }
     }
 
+    /// Everything still to come from the peer: the bytes it sends from now until it closes
+    /// (unread bytes already received included), or until `timeout` passes.
+    /// - Returns: the bytes, and whether the peer closed.
+    public func drain(within timeout: Duration) -> (bytes: [UInt8], closed: Bool) {
+        let closed = isClosedByPeer(within: timeout)
+        defer { start = buffer.count }
+        return (Array(buffer[start...]), closed)
+    }
+
     /// Closes the socket gracefully (FIN). Safe to call more than once; also done on deinit.
     public func close() {
         guard fd >= 0 else { return }

@@ -66,9 +66,15 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "Per-connection memory in bytes, which bounds the request line and headers. [env: LOOKOUT_MAX_HEADER_BYTES, default: 16384]"
+            "Largest request head (request line and headers) in bytes; larger ones get 431. [env: LOOKOUT_MAX_HEADER_BYTES, default: 16384]"
     )
     var maxHeaderBytes: Int?
+
+    @Option(
+        help:
+            "Seconds a request's head may take to arrive (then 408); a body must then average 1 KiB/s. [env: LOOKOUT_REQUEST_TIMEOUT, default: 20]"
+    )
+    var requestTimeout: Int?
 
     @Option(
         help: "Longest long-poll a client may ask for with ?wait=, in seconds. [env: LOOKOUT_MAX_WAIT, default: 300]")
@@ -94,8 +100,9 @@ struct Serve: AsyncParsableCommand {
             ?? http.maxConnectionsPerClient
         http.idleTimeoutSeconds = try idleTimeout ?? environment.int("LOOKOUT_IDLE_TIMEOUT") ?? http.idleTimeoutSeconds
         http.maxBodyBytes = try maxBodyBytes ?? environment.int("LOOKOUT_MAX_BODY_BYTES") ?? http.maxBodyBytes
-        http.connectionMemoryBytes =
-            try maxHeaderBytes ?? environment.int("LOOKOUT_MAX_HEADER_BYTES") ?? http.connectionMemoryBytes
+        http.maxHeadBytes = try maxHeaderBytes ?? environment.int("LOOKOUT_MAX_HEADER_BYTES") ?? http.maxHeadBytes
+        http.requestTimeoutSeconds =
+            try requestTimeout ?? environment.int("LOOKOUT_REQUEST_TIMEOUT") ?? http.requestTimeoutSeconds
 
         var configuration = try storage.configuration(environment)
         configuration.http = http

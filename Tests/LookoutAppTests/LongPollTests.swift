@@ -179,7 +179,7 @@ struct LongPollTests {
         }
     }
 
-    @Test("shutdown answers held polls")
+    @Test("shutdown ends held polls as their deadline would: 304 with the same ETag, closing the connection")
     func shutdown() async throws {
         let app = try await LiveApp.start()
         defer { try? FileManager.default.removeItem(atPath: app.dataDirectory) }
@@ -190,5 +190,6 @@ struct LongPollTests {
         let response = try await held
         #expect(response.status == 304)
         #expect(response.header("ETag") == tag)
+        #expect(response.header("Connection")?.lowercased() == "close")
     }
 }

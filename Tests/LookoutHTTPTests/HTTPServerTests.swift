@@ -94,7 +94,7 @@ struct HTTPServerTests {
 
     @Test("headers larger than the connection memory are refused")
     func headersTooLarge() throws {
-        try withServer({ $0.connectionMemoryBytes = 8 * 1024 }) { server, _ in
+        try withServer({ $0.maxHeadBytes = 8 * 1024 }) { server, _ in
             let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
             let big = String(repeating: "a", count: 16 * 1024)
             let response = try connection.request("GET", "/echo", headers: [("X-Big", big)])
@@ -281,7 +281,44 @@ struct HTTPServerTests {
             let response = try connection.readResponse()
             #expect(response.status == 503)
             #expect(response.text == "shutting down")
+            #expect(response.header("Connection")?.lowercased() == "close")
         }
         #expect(throws: (any Error).self) { try TestHTTP.request(port: port, "GET", "/echo", timeout: .seconds(1)) }
+    }
+
+    @Test("shutdown waits for work in progress to answer, and refuses what arrives meanwhile")
+    func shutdownWaitsForWork() throws {
+        let responder = TestResponder()
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(bindAddresses: ["127.0.0.1"], port: 0), responder: responder)
+        try server.start()
+        let working = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+        try working.send("POST /work HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        let probe = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+        let late = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+        #expect(try late.request("GET", "/echo").status == 200)
+        let work = try #require(try responder.working.wait(for: 1).first)
+        let stopped = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            server.shutdown(timeout: .seconds(30))
+            stopped.signal()
+        }
+        // Shutdown has begun once answers close their connections.
+        var draining = false
+        for _ in 0..<10_000 where !draining {
+            draining = try probe.request("GET", "/echo").header("Connection")?.lowercased() == "close"
+            if !draining { usleep(1_000) }
+        }
+        #expect(draining)
+        let refused = try late.request("POST", "/work", headers: [("Content-Length", "0")])
+        #expect(refused.status == 503)
+        #expect(refused.text == "not started")
+        #expect(refused.header("Connection")?.lowercased() == "close")
+        #expect(stopped.wait(timeout: .now() + .milliseconds(200)) == .timedOut, "shutdown did not wait for the work")
+        #expect(work.respond(HTTPResponse(status: 201, body: Array("done".utf8))))
+        let answer = try working.readResponse()
+        #expect(answer.status == 201)
+        #expect(answer.text == "done")
+        #expect(stopped.wait(timeout: .now() + 30) == .success)
     }
 }

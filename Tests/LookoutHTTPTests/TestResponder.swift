@@ -6,16 +6,19 @@ import Synchronization
     import Glibc
 #endif
 
-/// A responder for server tests: `/echo` describes the request, `/hold` suspends it and
-/// hands it to the test, `/injection` answers with a header containing CR LF, `/block`
-/// keeps the server thread that runs it until the test opens `gate`.
+/// A responder for server tests: `/echo` describes the request, `/hold` suspends it as a
+/// wait (shutdown ends it) and hands it to the test, `/work` suspends it as work in
+/// progress (shutdown waits for the test to answer it), `/injection` answers with a header
+/// containing CR LF, `/block` keeps the server thread that runs it until the test opens
+/// `gate`.
 struct TestResponder: HTTPResponder {
     let held = HeldRequests()
+    let working = HeldRequests()
     let gate = Gate()
 
     func reply(to request: HTTPRequest) -> HTTPReply {
-        if request.bodyTooLarge {
-            return .response(HTTPResponse(status: 413, body: Array("too large".utf8)))
+        if let refusal = request.refusal {
+            return .response(HTTPResponse(status: refusal.status, body: Array(refusal.code.utf8)))
         }
         switch request.path {
         case "/echo":
@@ -28,16 +31,21 @@ struct TestResponder: HTTPResponder {
             return .response(HTTPResponse(status: 200, headers: headers, body: request.body))
         case "/hold":
             let held = held
-            return .suspend(
+            return .wait(
                 onShutdown: { HTTPResponse(status: 503, body: Array("shutting down".utf8)) },
                 hold: { held.append($0) })
+        case "/work":
+            let working = working
+            return .suspend(
+                onShutdown: { HTTPResponse(status: 503, body: Array("not started".utf8)) },
+                hold: { working.append($0) })
         case "/block":
             gate.enter()
             return .response(HTTPResponse(status: 200, body: Array("unblocked".utf8)))
         case "/injection":
             return .response(HTTPResponse(status: 200, headers: HTTPHeaders([("X-Bad", "a\r\nSet-Cookie: x=1")])))
         default:
-            return .response(HTTPResponse(status: 404))
+            return .response(HTTPResponse(status: 404, headers: HTTPHeaders([("X-Target", request.target)])))
         }
     }
 }

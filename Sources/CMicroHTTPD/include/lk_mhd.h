@@ -30,10 +30,10 @@ typedef struct lk_mhd_server lk_mhd_server;
 /// the connection failed). Swift must not use it after answering it.
 typedef struct lk_mhd_request lk_mhd_request;
 
-/// Called once per complete request (headers and the whole body read), on a daemon thread,
-/// or early, before the body is read, when its declared length is over the limit.
-/// The handler must call lk_mhd_respond or lk_mhd_suspend before returning; if it does
-/// neither, the request is answered 500.
+/// Called once per complete request (headers and the whole body read), on a daemon thread.
+/// A request the guard refused (lk_mhd_request_fault) is handed over too, to be answered
+/// with its fault. The handler must call lk_mhd_respond or lk_mhd_suspend before
+/// returning; if it does neither, the request is answered 500.
 typedef void (*lk_mhd_handler)(void *context, lk_mhd_request *request);
 
 /// How a daemon listens and what it accepts.
@@ -50,10 +50,15 @@ typedef struct lk_mhd_config {
     unsigned int per_ip_connection_limit;
     /// Seconds a connection may sit idle (not suspended) before it is closed; 0 = never.
     unsigned int idle_timeout_seconds;
-    /// Bytes of per-connection memory, which bounds the request line plus headers.
-    size_t connection_memory_bytes;
+    /// Largest request head (request line, header fields, and the empty line), in bytes;
+    /// larger ones are answered 431 (414 for the request line alone). It sizes
+    /// libmicrohttpd's per-connection memory.
+    size_t max_head_bytes;
     /// Largest request body accepted; larger ones are answered 413.
     size_t max_body_bytes;
+    /// Seconds a request's head may take to arrive from its first byte, and its body's
+    /// grace before it must average 1 KiB/s; 0 means 20.
+    unsigned int request_timeout_seconds;
     /// Called for each complete request with `context`.
     lk_mhd_handler handler;
     void *context;
@@ -71,7 +76,8 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
 /// The port the daemon listens on.
 uint16_t lk_mhd_port(const lk_mhd_server *server);
 
-/// Stops accepting new connections; open ones are still served.
+/// Stops accepting new connections; open ones are still served, and every answer from
+/// now on carries Connection: close.
 void lk_mhd_quiesce(lk_mhd_server *server);
 
 /// Requests suspended and not yet completed (answered and sent, or failed).
@@ -85,7 +91,8 @@ void lk_mhd_stop(lk_mhd_server *server);
 /// The request method, e.g. "GET".
 const char *lk_mhd_request_method(const lk_mhd_request *request);
 
-/// The raw request target as sent (path and query, not percent-decoded).
+/// The raw request target as sent (path and query, not percent-decoded); an absolute-form
+/// target (http://host/path) is given in origin form (/path).
 const char *lk_mhd_request_target(const lk_mhd_request *request);
 
 /// The value of the first header named `name` (case-insensitive), or NULL.
@@ -99,9 +106,11 @@ void lk_mhd_request_headers(const lk_mhd_request *request,
 /// The request body (NULL when there is none) and its length.
 const uint8_t *lk_mhd_request_body(const lk_mhd_request *request, size_t *length);
 
-/// Nonzero when the body was larger than the configured limit (it was not kept).
-/// The handler is then called early or with no body, and should answer 413.
-int lk_mhd_request_body_too_large(const lk_mhd_request *request);
+/// When the request guard refused the request (a framing fault, a limit passed, a
+/// deadline missed), its HTTP status, with a stable code and a sentence for the client;
+/// 0 otherwise. The method, target, headers and body are then not the client's and must
+/// not be used. The answer carries Connection: close.
+unsigned int lk_mhd_request_fault(const lk_mhd_request *request, const char **code, const char **message);
 
 /// Writes the client's address as text ("127.0.0.1", "::1") into `buffer`.
 void lk_mhd_request_client_address(const lk_mhd_request *request, char *buffer, size_t size);

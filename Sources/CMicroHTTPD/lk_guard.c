@@ -1,0 +1,348 @@
+// The request guard; see lk_guard.h for what it does and why.
+
+#define _GNU_SOURCE
+#include "lk_guard.h"
+
+#include "lk_server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+
+struct lk_guard_conn {
+    lk_loop *loop;
+    struct MHD_Connection *connection;
+    int fd;
+    int counted;
+    lk_frame frame;
+    // Bytes read from the socket and not yet given to libmicrohttpd: the first `ready`
+    // are checked; the rest is the start of an element that is not complete yet.
+    uint8_t *stash;
+    size_t stash_length;
+    size_t ready;
+    // After a refusal: the bytes that end the request for libmicrohttpd.
+    const char *completion;
+    size_t completion_length;
+    size_t completion_sent;
+    // Request heads given to libmicrohttpd (a completion's head included), and requests
+    // it has started; the refused request's number, 0 for none.
+    unsigned long long heads;
+    unsigned long long started;
+    unsigned long long refused;
+    lk_frame_fault fault;
+    // Deadline of the request being read (0: none), and what it is computed from.
+    uint64_t deadline_ms;
+    uint64_t since_ms;
+    uint64_t body_bytes;
+    lk_guard_conn *previous;
+    lk_guard_conn *next;
+};
+
+// A minimal request head: stands in for a refused head, so that libmicrohttpd starts a
+// request the handler answers with the refusal.
+static const char lk_stand_in_head[] = "GET / HTTP/1.1\r\nHost: lookout\r\n\r\n";
+
+// Sockets to guards, by descriptor. A slot is written when libmicrohttpd starts a
+// connection and cleared when it closes it, both before and after any recv on it, on the
+// connection's loop thread; other threads only ever see their own sockets' slots, and a
+// descriptor number is reused only after close, which orders the accesses.
+static _Atomic(lk_guard_conn *) *lk_guard_table;
+static size_t lk_guard_table_size;
+static pthread_once_t lk_guard_table_once = PTHREAD_ONCE_INIT;
+
+static void lk_guard_table_init(void) {
+    struct rlimit limit;
+    size_t size = 65536;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_max != RLIM_INFINITY && limit.rlim_max > size) {
+        size = (size_t)limit.rlim_max;
+    }
+    if (size > ((size_t)1 << 22)) size = (size_t)1 << 22;
+    lk_guard_table = calloc(size, sizeof(*lk_guard_table));
+    lk_guard_table_size = lk_guard_table != NULL ? size : 0;
+}
+
+uint64_t lk_guard_now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+lk_guard_conn *lk_guard_open(lk_loop *loop, struct MHD_Connection *connection) {
+    pthread_once(&lk_guard_table_once, lk_guard_table_init);
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL || info->connect_fd < 0 || (size_t)info->connect_fd >= lk_guard_table_size) {
+        return NULL;
+    }
+    lk_guard_conn *conn = calloc(1, sizeof(*conn));
+    if (conn == NULL) return NULL;
+    conn->loop = loop;
+    conn->connection = connection;
+    conn->fd = info->connect_fd;
+    atomic_store_explicit(&lk_guard_table[conn->fd], conn, memory_order_release);
+    return conn;
+}
+
+static void lk_guard_unlist(lk_guard_conn *conn) {
+    if (conn->deadline_ms == 0) return;
+    if (conn->previous != NULL) {
+        conn->previous->next = conn->next;
+    } else {
+        conn->loop->deadlines = conn->next;
+    }
+    if (conn->next != NULL) conn->next->previous = conn->previous;
+    conn->previous = NULL;
+    conn->next = NULL;
+    conn->deadline_ms = 0;
+}
+
+static void lk_guard_set_deadline(lk_guard_conn *conn, uint64_t deadline_ms) {
+    if (conn->deadline_ms == 0) {
+        conn->next = conn->loop->deadlines;
+        if (conn->next != NULL) conn->next->previous = conn;
+        conn->loop->deadlines = conn;
+    }
+    conn->deadline_ms = deadline_ms;
+}
+
+void lk_guard_close(lk_guard_conn *conn) {
+    atomic_store_explicit(&lk_guard_table[conn->fd], NULL, memory_order_release);
+    lk_guard_unlist(conn);
+    free(conn->stash);
+    free(conn);
+}
+
+lk_guard_conn *lk_guard_of(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info != NULL ? info->socket_context : NULL;
+}
+
+unsigned long long lk_guard_request_started(lk_guard_conn *conn) {
+    return ++conn->started;
+}
+
+const lk_frame_fault *lk_guard_fault(const lk_guard_conn *conn, unsigned long long request) {
+    return conn->refused != 0 && conn->refused == request ? &conn->fault : NULL;
+}
+
+int lk_guard_counted(const lk_guard_conn *conn) {
+    return conn->counted;
+}
+
+void lk_guard_set_counted(lk_guard_conn *conn) {
+    conn->counted = 1;
+}
+
+// Refuses the request being read, found faulty in `state`: libmicrohttpd is given what
+// ends it (unless it is inside opaque body bytes, where nothing can), and the fault is
+// kept for the handler. Returns 0 when the connection must be closed instead.
+static int lk_guard_refuse(lk_guard_conn *conn, lk_frame_state state, lk_frame_fault fault) {
+    conn->fault = fault;
+    conn->frame.state = LK_FRAME_REFUSED;
+    conn->stash_length = conn->ready;  // checked bytes still go first; the rest is dropped
+    lk_guard_unlist(conn);
+    switch (state) {
+    case LK_FRAME_HEAD:
+        conn->completion = lk_stand_in_head;
+        conn->refused = ++conn->heads;
+        break;
+    case LK_FRAME_CHUNK_SIZE: conn->completion = "0\r\n\r\n"; break;
+    case LK_FRAME_CHUNK_END: conn->completion = "\r\n0\r\n\r\n"; break;
+    case LK_FRAME_TRAILERS: conn->completion = "\r\n"; break;
+    case LK_FRAME_BODY:
+    case LK_FRAME_CHUNK_DATA:
+    case LK_FRAME_REFUSED: return 0;
+    }
+    if (state != LK_FRAME_HEAD) conn->refused = conn->heads;
+    conn->completion_length = strlen(conn->completion);
+    conn->completion_sent = 0;
+    return 1;
+}
+
+// Reads the next element of `data`, counting heads. Returns as lk_frame_next does; on a
+// refusal the guard is set up to end the request.
+static ssize_t lk_guard_element(lk_guard_conn *conn, const uint8_t *data, size_t length) {
+    lk_frame_state state = conn->frame.state;
+    ssize_t read = lk_frame_next(&conn->frame, &conn->loop->server->limits, data, length);
+    if (read > 0 && state == LK_FRAME_HEAD) {
+        conn->heads++;
+        conn->since_ms = 0;
+        conn->body_bytes = 0;
+    } else if (read < 0) {
+        (void)lk_guard_refuse(conn, state, conn->frame.fault);
+    }
+    return read;
+}
+
+static void lk_guard_skip(lk_guard_conn *conn, uint64_t count) {
+    lk_frame_skip(&conn->frame, count);
+    conn->body_bytes += count;
+}
+
+// Keeps the deadline of the request being read up to date: none between requests; the
+// head's first byte plus the timeout while a head is incomplete; the body's start plus
+// the timeout plus its bytes at the least rate while a body is read.
+static void lk_guard_update_deadline(lk_guard_conn *conn) {
+    int reading_head = conn->frame.state == LK_FRAME_HEAD && conn->stash_length > conn->ready;
+    int reading_body = conn->frame.state != LK_FRAME_HEAD && conn->frame.state != LK_FRAME_REFUSED;
+    if (!reading_head && !reading_body) {
+        lk_guard_unlist(conn);
+        conn->since_ms = 0;
+        return;
+    }
+    if (conn->since_ms == 0) conn->since_ms = lk_guard_now_ms();
+    uint64_t deadline = conn->since_ms + conn->loop->server->request_timeout_ms;
+    if (reading_body) deadline += conn->body_bytes * 1000 / LK_GUARD_MIN_BODY_RATE;
+    lk_guard_set_deadline(conn, deadline);
+}
+
+// Keeps the start of an incomplete element for later. The stash is allocated only while
+// it holds something, so a connection between requests (a held long-poll) costs nothing
+// here. Returns 0 when out of memory.
+static int lk_guard_stash(lk_guard_conn *conn, const uint8_t *bytes, size_t count) {
+    if (conn->stash == NULL) {
+        conn->stash = malloc(conn->loop->server->stash_capacity);
+        if (conn->stash == NULL) return 0;
+    }
+    memcpy(conn->stash + conn->stash_length, bytes, count);
+    conn->stash_length += count;
+    return 1;
+}
+
+static void lk_guard_release_stash(lk_guard_conn *conn) {
+    if (conn->stash_length == 0 && conn->stash != NULL) {
+        free(conn->stash);
+        conn->stash = NULL;
+    }
+}
+
+// Checks `count` bytes just read into `data` in place. Returns how many of them may go to
+// libmicrohttpd now; the start of an incomplete element after them goes to the stash.
+static size_t lk_guard_check_in_place(lk_guard_conn *conn, const uint8_t *data, size_t count) {
+    size_t position = 0;
+    while (position < count) {
+        uint64_t opaque = lk_frame_opaque(&conn->frame);
+        if (opaque > 0) {
+            size_t passing = opaque < count - position ? (size_t)opaque : count - position;
+            lk_guard_skip(conn, passing);
+            position += passing;
+            continue;
+        }
+        ssize_t read = lk_guard_element(conn, data + position, count - position);
+        if (read > 0) {
+            position += (size_t)read;
+            continue;
+        }
+        if (read == 0 && !lk_guard_stash(conn, data + position, count - position)) {
+            lk_frame_fault memory = {503, "out_of_memory", "The server is out of memory; retry shortly."};
+            (void)lk_guard_refuse(conn, conn->frame.state, memory);
+        }
+        break;
+    }
+    return position;
+}
+
+// Gives libmicrohttpd up to `length` bytes of the connection, as recv would.
+static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length) {
+    size_t out = 0;
+    ssize_t got = 0;
+    int saved_errno = errno;
+    while (out < length) {
+        if (conn->ready > 0) {
+            size_t count = conn->ready < length - out ? conn->ready : length - out;
+            memcpy(buffer + out, conn->stash, count);
+            memmove(conn->stash, conn->stash + count, conn->stash_length - count);
+            conn->stash_length -= count;
+            conn->ready -= count;
+            out += count;
+            continue;
+        }
+        if (conn->frame.state == LK_FRAME_REFUSED) {
+            size_t left = conn->completion_length - conn->completion_sent;
+            if (left == 0) break;  // nothing more is read from this connection
+            size_t count = left < length - out ? left : length - out;
+            memcpy(buffer + out, conn->completion + conn->completion_sent, count);
+            conn->completion_sent += count;
+            out += count;
+            continue;
+        }
+        uint64_t opaque = lk_frame_opaque(&conn->frame);
+        if (opaque > 0 && conn->stash_length > 0) {
+            conn->ready = opaque < conn->stash_length ? (size_t)opaque : conn->stash_length;
+            lk_guard_skip(conn, conn->ready);
+            continue;
+        }
+        if (opaque == 0 && conn->stash_length > 0) {
+            ssize_t read = lk_guard_element(conn, conn->stash, conn->stash_length);
+            if (read > 0) conn->ready = (size_t)read;
+            if (read != 0) continue;
+        }
+        if (conn->stash_length == 0) {
+            // The usual case: read straight into libmicrohttpd's buffer and check in place.
+            size_t room = length - out;
+            got = recvfrom(conn->fd, buffer + out, room, 0, NULL, NULL);
+            if (got <= 0) break;
+            out += lk_guard_check_in_place(conn, buffer + out, (size_t)got);
+            if ((size_t)got < room && conn->stash_length == 0 && conn->frame.state != LK_FRAME_REFUSED) {
+                break;  // the socket is drained, as libmicrohttpd will assume
+            }
+            continue;
+        }
+        // An element is incomplete: read more of it into the stash.
+        size_t room = conn->loop->server->stash_capacity - conn->stash_length;
+        got = room > 0 ? recvfrom(conn->fd, conn->stash + conn->stash_length, room, 0, NULL, NULL) : -1;
+        if (got <= 0) {
+            if (room == 0) errno = EAGAIN;  // cannot happen: a full stash is refused first
+            break;
+        }
+        conn->stash_length += (size_t)got;
+    }
+    lk_guard_release_stash(conn);
+    lk_guard_update_deadline(conn);
+    if (out > 0) {
+        errno = saved_errno;
+        return (ssize_t)out;
+    }
+    if (got == 0 && conn->frame.state != LK_FRAME_REFUSED) return 0;  // the client closed
+    if (got > 0 || conn->frame.state == LK_FRAME_REFUSED) errno = EAGAIN;
+    return -1;
+}
+
+// The program's recv: libmicrohttpd's reads come here (see lk_guard.h).
+ssize_t recv(int fd, void *buffer, size_t length, int flags) {
+    if (flags == 0 && fd >= 0 && (size_t)fd < lk_guard_table_size) {
+        lk_guard_conn *conn = atomic_load_explicit(&lk_guard_table[fd], memory_order_acquire);
+        if (conn != NULL) return lk_guard_read(conn, buffer, length);
+    }
+    return recvfrom(fd, buffer, length, flags, NULL, NULL);
+}
+
+long lk_guard_sweep(lk_loop *loop, uint64_t now_ms) {
+    long next = -1;
+    lk_guard_conn *conn = loop->deadlines;
+    while (conn != NULL) {
+        lk_guard_conn *following = conn->next;
+        if (conn->deadline_ms <= now_ms) {
+            lk_frame_fault late = {408, "request_timeout", "The request did not arrive in time."};
+            lk_frame_state state = conn->frame.state;
+            if (lk_frame_opaque(&conn->frame) == 0 && lk_guard_refuse(conn, state, late)) {
+                // libmicrohttpd reads only when the socket is readable: make it so. The
+                // completion is given from the stash, not the socket.
+                shutdown(conn->fd, SHUT_RD);
+            } else {
+                lk_guard_unlist(conn);
+                shutdown(conn->fd, SHUT_RDWR);  // in the middle of body bytes: close
+            }
+        } else {
+            long left = (long)(conn->deadline_ms - now_ms);
+            if (next < 0 || left < next) next = left;
+        }
+        conn = following;
+    }
+    return next;
+}
