@@ -123,7 +123,12 @@ struct ExecutableTests {
         async let held = offPool {
             try TestHTTP.request(port: port, "GET", "/v1/galleries?wait=120", headers: [("If-None-Match", tag)])
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // SIGTERM once the poll is held: the process says so on /metrics.
+        for _ in 0..<1_000 {
+            let metrics = try await offPool { try TestHTTP.request(port: port, "GET", "/metrics") }.text
+            if metrics.contains("\nlookout_held_sessions 1.0") { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
         kill(lookout.process.processIdentifier, SIGTERM)
         let response = try await held
         #expect(response.status == 304)

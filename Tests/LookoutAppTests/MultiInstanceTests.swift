@@ -16,6 +16,10 @@ struct MultiInstanceTests {
 
     /// Instances of one data file on the database at `url`, each with its own directory,
     /// started one after another, or all at once when `together`.
+    ///
+    /// They share one wall clock, as instances on one machine do: with a clock each, frozen
+    /// at its own start, a token minted on an instance started later was "not valid yet" on
+    /// one started earlier whenever start-up took over a second (a loaded machine).
     func instances(
         _ count: Int,
         url: String,
@@ -24,8 +28,9 @@ struct MultiInstanceTests {
     ) async throws -> [LiveApp] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-multi-\(UUID())").path
         let file = try PersistenceTests().dataFile(directory, documents: documents)
+        let clock = ManualWallClock()
         let start = { @Sendable (number: Int) in
-            try await LiveApp.start(dataDirectory: directory + "-\(number)") { configuration in
+            try await LiveApp.start(dataDirectory: directory + "-\(number)", clock: clock) { configuration in
                 configuration.dataFile = file
                 configuration.database = .postgres
                 configuration.databaseURL = url
