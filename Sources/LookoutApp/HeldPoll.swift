@@ -25,9 +25,18 @@ final class HeldPoll: Sendable {
                 var response = HTTPResponse.json(
                     body: view.body, tag: EntityTag(epoch: epoch, revision: view.reads.revision), requestID: requestID)
                 for (name, value) in view.headers + view.caching { response.headers.add(name, value) }
-                response.headers.add(LongPoll.changedHeader, changed.joined(separator: ", "))
+                response.headers.add(LongPoll.changedHeader, changed.map(HeldPoll.headerName).joined(separator: ", "))
                 return response
             }
+        }
+    }
+
+    /// A changed key's name as `Lookout-Changed` lists it: field names are the clients'
+    /// text, so a byte outside printable ASCII, and the list's own `,` and `%`, are
+    /// percent-encoded.
+    static func headerName(_ name: String) -> String {
+        PercentEncoding.encode(name) { byte in
+            byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: ",") && byte != UInt8(ascii: "%")
         }
     }
 

@@ -1,4 +1,5 @@
 import LookoutFeeds
+import LookoutHTTP
 
 /// The `Link` header of a paged list (RFC 8288): targets keep the request's path and
 /// its other parameters as sent, and append their own paging parameters.
@@ -21,18 +22,7 @@ struct PageLinks {
     /// or that is a separator in a `Link` field, percent-encoded. `%` stays: the text is
     /// already encoded.
     static func escaped(_ text: String) -> String {
-        guard text.utf8.contains(where: { !isKept($0) }) else { return text }
-        let hex = Array("0123456789ABCDEF".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count + 16)
-        for byte in text.utf8 {
-            if isKept(byte) {
-                bytes.append(byte)
-            } else {
-                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        PercentEncoding.encode(text, keeping: isKept)
     }
 
     /// Unreserved characters, `%`, and the sub-delimiters and query characters that

@@ -136,6 +136,27 @@ struct HostileInputTests {
         }
     }
 
+    @Test("a field name the client chose is percent-encoded in Lookout-Changed, never cut or split")
+    func changedFieldNames() async throws {
+        try await withHostileApp { app in
+            let editor = try await app.editorHeaders()
+            let name = #"a, b\u0000c\r\nX-Evil: 1 é%"#
+            #expect(
+                try await app.request("PATCH", "/v1/galleries/1", headers: editor, body: #"{"\#(name)":1}"#).status
+                    == 200)
+            let tag = try #require(try await app.request("GET", "/v1/galleries/1").header("ETag"))
+            async let held = app.request("GET", "/v1/galleries/1?wait=30", headers: [("If-None-Match", tag)])
+            try await app.waitUntilHeld(1)
+            #expect(
+                try await app.request("PATCH", "/v1/galleries/1", headers: editor, body: #"{"\#(name)":2}"#).status
+                    == 200)
+            let woken = try await held
+            #expect(woken.status == 200)
+            #expect(woken.header("Lookout-Changed") == "galleries/1.a%2C%20b%00c%0D%0AX-Evil:%201%20%C3%A9%25")
+            #expect(woken.header("X-Evil") == nil)
+        }
+    }
+
     @Test("the database, its journal and a backup are readable by their owner only")
     func databaseMode() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-mode-\(UUID())").path
