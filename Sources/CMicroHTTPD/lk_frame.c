@@ -161,7 +161,7 @@ static ssize_t lk_read_head(lk_frame *frame, const lk_frame_limits *limits, cons
     // skips them too). They count towards the head's size.
     while (position < length && (data[position] == '\r' || data[position] == '\n')) {
         if (data[position] == '\r') {
-            if (position + 1 == length) break;
+            if (position + 1 == length) goto incomplete;
             if (data[position + 1] != '\n') return lk_malformed(frame, "A CR must be followed by LF.");
             position++;
         }
@@ -263,6 +263,10 @@ static ssize_t lk_read_head(lk_frame *frame, const lk_frame_limits *limits, cons
         size_t value_end = line_end;
         while (value_start < value_end && (data[value_start] == ' ' || data[value_start] == '\t')) value_start++;
         while (value_end > value_start && (data[value_end - 1] == ' ' || data[value_end - 1] == '\t')) value_end--;
+        // libmicrohttpd strips whitespace before a value but not after it: a framing field
+        // with trailing whitespace would be read as another value there ("chunked\t" as
+        // an unknown coding, "30 " as a malformed length).
+        int trailing_space = value_end != line_end;
         const uint8_t *name = data + name_start;
         const uint8_t *value = data + value_start;
         size_t value_length = value_end - value_start;
@@ -275,7 +279,7 @@ static ssize_t lk_read_head(lk_frame *frame, const lk_frame_limits *limits, cons
         } else if (lk_equal_caseless(name, name_length, "content-length")) {
             if (has_length) return lk_malformed(frame, "Content-Length is given more than once.");
             has_length = 1;
-            if (value_length == 0 || value_length > 19) {
+            if (value_length == 0 || value_length > 19 || trailing_space) {
                 return lk_malformed(frame, "Content-Length must be a decimal number of bytes.");
             }
             for (size_t index = 0; index < value_length; index++) {
@@ -286,13 +290,14 @@ static ssize_t lk_read_head(lk_frame *frame, const lk_frame_limits *limits, cons
             }
         } else if (lk_equal_caseless(name, name_length, "transfer-encoding")) {
             if (chunked) return lk_malformed(frame, "Transfer-Encoding is given more than once.");
+            if (trailing_space) return lk_malformed(frame, "Transfer-Encoding must not end with whitespace.");
             if (!lk_equal_caseless(value, value_length, "chunked")) {
                 return lk_refuse(frame, 501, "unsupported_transfer_coding",
                                  "Only Transfer-Encoding: chunked is accepted.");
             }
             chunked = 1;
         } else if (lk_equal_caseless(name, name_length, "expect")) {
-            if (!lk_equal_caseless(value, value_length, "100-continue")) {
+            if (trailing_space || !lk_equal_caseless(value, value_length, "100-continue")) {
                 return lk_refuse(frame, 417, "expectation_failed", "Only Expect: 100-continue is understood.");
             }
         }
@@ -309,6 +314,7 @@ static ssize_t lk_read_head(lk_frame *frame, const lk_frame_limits *limits, cons
     }
     frame->body_total = 0;
     frame->trailer_bytes = 0;
+    frame->trailer_fields = 0;
     if (chunked) {
         frame->state = LK_FRAME_CHUNK_SIZE;
     } else if (content_length > 0) {
@@ -389,7 +395,8 @@ static ssize_t lk_read_trailer(lk_frame *frame, const lk_frame_limits *limits, c
     size_t line_end = 0;
     ssize_t next = lk_line(data, length, 0, &line_end);
     if (next < 0) return lk_malformed(frame, "A CR must be followed by LF.");
-    size_t scanned = next == 0 ? length : line_end;
+    // An incomplete line may end in the CR of its CRLF.
+    size_t scanned = next > 0 ? line_end : data[length - 1] == '\r' ? length - 1 : length;
     if (scanned > 0 && (data[0] == ' ' || data[0] == '\t')) {
         return lk_malformed(frame, "A trailer field cannot be continued on the next line (obs-fold).");
     }
@@ -406,7 +413,7 @@ static ssize_t lk_read_trailer(lk_frame *frame, const lk_frame_limits *limits, c
         }
     }
     size_t total = frame->trailer_bytes + (next == 0 ? length : (size_t)next);
-    if (total > limits->max_head) {
+    if (total > LK_FRAME_MAX_TRAILER_BYTES || (next > 0 && line_end > 0 && frame->trailer_fields >= LK_FRAME_MAX_TRAILER_FIELDS)) {
         return lk_refuse(frame, 431, "header_fields_too_large", "The request's trailer fields are too large.");
     }
     if (next == 0) return 0;
@@ -418,6 +425,7 @@ static ssize_t lk_read_trailer(lk_frame *frame, const lk_frame_limits *limits, c
         return lk_malformed(frame, "A trailer field must be NAME: VALUE.");
     }
     frame->trailer_bytes = total;
+    frame->trailer_fields++;
     return next;
 }
 

@@ -26,6 +26,10 @@
 extern "C" {
 #endif
 
+/// The trailer section of a chunked body: its bytes and its fields, at most (431).
+#define LK_FRAME_MAX_TRAILER_BYTES 4096
+#define LK_FRAME_MAX_TRAILER_FIELDS 16
+
 /// What a request may be at most. Anything larger is refused with the status named.
 typedef struct lk_frame_limits {
     /// Request line plus header fields plus the empty line, in bytes (431; 414 when the
@@ -65,8 +69,9 @@ typedef struct lk_frame {
     uint64_t remaining;
     /// Chunk sizes so far in a chunked body.
     uint64_t body_total;
-    /// Trailer bytes so far.
+    /// Trailer bytes and fields so far.
     size_t trailer_bytes;
+    size_t trailer_fields;
     lk_frame_fault fault;
 } lk_frame;
 

@@ -153,12 +153,13 @@ static void *lk_loop_run(void *argument) {
     return NULL;
 }
 
-// libmicrohttpd's memory per connection: the largest head the guard lets through, a
-// header record (56 bytes in 0.9.75) for each field and query parameter it may hold, and
-// room for the response's header; so libmicrohttpd never refuses on its own what the
-// guard passed.
+// libmicrohttpd's memory per connection: the largest head the guard lets through and
+// trailer section after it, a header record (56 bytes in 0.9.75) for each field, query
+// parameter and trailer field they may hold, and room for the response's header; so
+// libmicrohttpd never refuses on its own what the guard passed.
 static size_t lk_connection_memory(const lk_frame_limits *limits) {
-    return limits->max_head + (limits->max_fields + limits->max_parameters) * 64 + 4096;
+    return limits->max_head + LK_FRAME_MAX_TRAILER_BYTES +
+           (limits->max_fields + limits->max_parameters + LK_FRAME_MAX_TRAILER_FIELDS) * 64 + 4096;
 }
 
 static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, unsigned int flags,

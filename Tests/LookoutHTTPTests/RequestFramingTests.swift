@@ -86,6 +86,16 @@ struct RequestFramingTests {
             "a chunk size that is not hexadecimal",
             "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2 \r\nab\r\n0\r\n\r\n", 400,
             "malformed_request"),
+        Refused(
+            "whitespace after Transfer-Encoding (libmicrohttpd would read another coding)",
+            "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\t\r\n\r\n0\r\n\r\n", 400, "malformed_request"),
+        Refused(
+            "whitespace after Content-Length", "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3 \r\n\r\nabc", 400,
+            "malformed_request"),
+        Refused(
+            "too many trailer fields",
+            "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\((0..<17).map { "T\($0): 1\r\n" }.joined())\r\n",
+            431, "header_fields_too_large"),
         Refused("a tab in the request line", "GET\t/echo HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed_request"),
         Refused("two spaces in the request line", "GET  /echo HTTP/1.1\r\nHost: x\r\n\r\n", 400, "malformed_request"),
         Refused(
