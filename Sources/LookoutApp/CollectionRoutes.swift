@@ -142,17 +142,15 @@ struct CollectionRoutes: Sendable {
         }
     }
 
-    /// Applies a write with the request's `If-Match`; called on the write queue.
+    /// Applies a write with the request's `If-Match` (``IfMatch``: `*` passes for any
+    /// existing document, a weak or foreign tag never matches); called on the write queue.
     private func write(_ mutation: Mutation, _ context: RequestContext) throws -> Commit {
-        var expected: UInt64?
-        if let header = context.request.headers["If-Match"] {
-            guard let tag = EntityTag.first(in: header), tag.epoch == store.epoch
-            else { throw APIError.preconditionFailed("If-Match does not name a current version of this document.") }
-            expected = tag.revision
-        }
+        let condition = IfMatch(header: context.request.headers["If-Match"], epoch: store.epoch)
         // The long-polls this write wakes are answered first and resumed together. A
         // StoreError is mapped to its status by the responder.
-        return try SuspendedRequest.resumingTogether { try store.apply(mutation, expectedRevision: expected) }
+        return try SuspendedRequest.resumingTogether {
+            try store.apply(mutation, expectedRevisions: condition?.expectedRevisions)
+        }
     }
 
     /// The document after a write, with its version as `ETag` for the next `If-Match`.

@@ -152,15 +152,16 @@ public final class Store: Sendable {
     }
 
     /// Applies one write.
-    /// - Parameter expectedRevision: the document's revision the writer last saw
-    ///   (`If-Match`); the write is refused if the document has changed since.
+    /// - Parameter expectedRevisions: revisions of the document the writer accepts
+    ///   (`If-Match`); the write is refused unless the document is at one of them. nil:
+    ///   any revision.
     /// - Throws: ``StoreError`` for an unknown collection or document, an invalid body,
     ///   a taken id, or a revision mismatch; nothing is changed then.
     @discardableResult
-    public func apply(_ mutation: Mutation, expectedRevision: UInt64? = nil) throws(StoreError) -> Commit {
+    public func apply(_ mutation: Mutation, expectedRevisions: Set<UInt64>? = nil) throws(StoreError) -> Commit {
         try writer.withLock { _ throws(StoreError) in
             guard let journal else {
-                let planned = try plan(mutation, expectedRevision: expectedRevision)
+                let planned = try plan(mutation, expectedRevisions: expectedRevisions)
                 if let publication = planned.publication { publish(publication) }
                 return planned.commit
             }
@@ -177,7 +178,7 @@ public final class Store: Sendable {
                         }
                     }
                     do throws(StoreError) {
-                        let planned = try plan(mutation, expectedRevision: expectedRevision)
+                        let planned = try plan(mutation, expectedRevisions: expectedRevisions)
                         outcome = .success(planned)
                         return planned.publication?.entry
                     } catch {
@@ -207,10 +208,10 @@ public final class Store: Sendable {
         let publication: Publication?
     }
 
-    private func plan(_ mutation: Mutation, expectedRevision: UInt64?) throws(StoreError) -> Planned {
+    private func plan(_ mutation: Mutation, expectedRevisions: Set<UInt64>?) throws(StoreError) -> Planned {
         let before = snapshot()
         var planner = WritePlanner(snapshot: before)
-        let plan = try planner.plan(mutation, expectedRevision: expectedRevision)
+        let plan = try planner.plan(mutation, expectedRevisions: expectedRevisions)
         guard !plan.changed.isEmpty else {
             return Planned(
                 commit: Commit(

@@ -21,7 +21,7 @@ struct WritePlanner {
         self.result = snapshot
     }
 
-    mutating func plan(_ mutation: Mutation, expectedRevision: UInt64?) throws(StoreError) -> Plan {
+    mutating func plan(_ mutation: Mutation, expectedRevisions: Set<UInt64>?) throws(StoreError) -> Plan {
         let name = mutation.collection
         guard var state = snapshot.collections[name] else { throw .unknownCollection(name) }
         let revision = snapshot.revision + 1
@@ -56,14 +56,14 @@ struct WritePlanner {
             plan = Plan(id: id, document: fields, changed: changed)
 
         case .replace(_, let id, let body):
-            let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
+            let old = try existing(id, in: state, name: name, expectedRevisions: expectedRevisions)
             try checkID(body["id"], matches: id)
             let fields = Self.withID(id, body)
             changed = Self.update(&state, name, id, from: old, to: fields, at: revision)
             plan = Plan(id: id, document: fields, changed: changed)
 
         case .patch(_, let id, let patch):
-            let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
+            let old = try existing(id, in: state, name: name, expectedRevisions: expectedRevisions)
             try checkID(patch["id"], matches: id)
             let merged = MergePatch.apply(.object(patch), to: .object(old.fields)).objectValue ?? JSONObject()
             let fields = Self.withID(id, merged)
@@ -71,7 +71,7 @@ struct WritePlanner {
             plan = Plan(id: id, document: fields, changed: changed)
 
         case .delete(_, let id):
-            let old = try existing(id, in: state, name: name, expectedRevision: expectedRevision)
+            let old = try existing(id, in: state, name: name, expectedRevisions: expectedRevisions)
             state.ids.removeAll { $0 == id }
             state.documents[id] = nil
             state.countFields(removing: old.fields, adding: nil)
@@ -95,10 +95,10 @@ struct WritePlanner {
         _ id: Int,
         in state: CollectionState,
         name: String,
-        expectedRevision: UInt64?
+        expectedRevisions: Set<UInt64>?
     ) throws(StoreError) -> StoredDocument {
         guard let document = state.documents[id] else { throw .documentNotFound(collection: name, id: id) }
-        if let expectedRevision, expectedRevision != document.revision {
+        if let expectedRevisions, !expectedRevisions.contains(document.revision) {
             throw .revisionMismatch(current: document.revision)
         }
         return document

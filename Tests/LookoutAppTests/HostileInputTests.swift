@@ -157,6 +157,28 @@ struct HostileInputTests {
         }
     }
 
+    @Test(
+        "If-Match as RFC 9110 §13.1.1 says: * matches an existing document, a weak tag never matches, any tag of a list may"
+    )
+    func ifMatch() async throws {
+        try await withHostileApp { app in
+            let editor = try await app.editorHeaders()
+            let tag = try #require(try await app.request("GET", "/v1/galleries/1").header("ETag"))
+            func patch(_ ifMatch: String, _ id: Int = 1) async throws -> Int {
+                try await app.request(
+                    "PATCH", "/v1/galleries/\(id)", headers: editor + [("If-Match", ifMatch)], body: #"{"n":\#(id)}"#
+                ).status
+            }
+            #expect(try await patch("W/\(tag)") == 412)
+            #expect(try await patch(#""nothing-1", W/\#(tag)"#) == 412)
+            #expect(try await patch("*") == 200)
+            let current = try #require(try await app.request("GET", "/v1/galleries/1").header("ETag"))
+            #expect(try await patch(tag) == 412, "stale")
+            #expect(try await patch(#""nothing-1", \#(current)"#) == 200)
+            #expect(try await patch("*", 99) == 404)
+        }
+    }
+
     @Test("the database, its journal and a backup are readable by their owner only")
     func databaseMode() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-mode-\(UUID())").path

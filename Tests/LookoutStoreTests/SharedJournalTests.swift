@@ -130,7 +130,7 @@ struct SharedJournalTests {
         #expect(other.id == 4, "the id is free in the newer state")
         #expect(other.revision == 4)
         #expect(throws: StoreError.revisionMismatch(current: 3)) {
-            try second.apply(.patch(collection: "items", id: 1, patch: ["title": "lost"]), expectedRevision: tag)
+            try second.apply(.patch(collection: "items", id: 1, patch: ["title": "lost"]), expectedRevisions: [tag])
         }
         #expect(first.applyCommitted(journal.entries(after: 3)) == 4)
         #expect(first.image() == second.image())

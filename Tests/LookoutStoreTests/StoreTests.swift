@@ -101,9 +101,9 @@ struct StoreTests {
     func expectedRevision() throws {
         let store = try makeStore()
         let revision = try #require(store.snapshot().documentRevision(1, in: "items"))
-        try store.apply(.patch(collection: "items", id: 1, patch: ["title": "a"]), expectedRevision: revision)
+        try store.apply(.patch(collection: "items", id: 1, patch: ["title": "a"]), expectedRevisions: [revision])
         #expect(throws: StoreError.revisionMismatch(current: 2)) {
-            try store.apply(.patch(collection: "items", id: 1, patch: ["title": "b"]), expectedRevision: revision)
+            try store.apply(.patch(collection: "items", id: 1, patch: ["title": "b"]), expectedRevisions: [revision])
         }
         var reads = ReadSet()
         #expect(store.snapshot().document(1, in: "items", reads: &reads)?["title"] == "a")
