@@ -25,15 +25,17 @@ let package = Package(
             name: "CMicroHTTPD",
             linkerSettings: [.linkedLibrary("microhttpd")]
         ),
+        // Stage timestamps for the latency budget; off unless LOOKOUT_TRACE_WAKES is set.
+        .target(name: "LookoutTrace"),
         .target(
             name: "LookoutHTTP",
             dependencies: [
-                "CMicroHTTPD",
+                "CMicroHTTPD", "LookoutTrace",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "LookoutJSON"),
-        .target(name: "LookoutStore", dependencies: ["LookoutJSON"]),
+        .target(name: "LookoutStore", dependencies: ["LookoutJSON", "LookoutTrace"]),
         .target(
             name: "LookoutAuth",
             dependencies: [
@@ -55,6 +57,7 @@ let package = Package(
             name: "LookoutApp",
             dependencies: [
                 "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds", "LookoutPersistence",
+                "LookoutTrace",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],

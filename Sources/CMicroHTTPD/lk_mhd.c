@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 enum lk_request_state {
@@ -51,7 +52,35 @@ struct lk_mhd_request {
     _Atomic int state;
     struct MHD_Response *response;
     unsigned int status;
+    uint64_t received_ns;  // when tracing
+    _Atomic uint64_t trace_tag;
 };
+
+// Tracing (lk_mhd_set_trace): off unless a hook is set.
+static void (*lk_trace_hook)(uint64_t tag, unsigned int stage, uint64_t nanoseconds);
+
+static uint64_t lk_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+static void lk_trace(struct lk_mhd_request *request, unsigned int stage) {
+    uint64_t tag = atomic_load_explicit(&request->trace_tag, memory_order_relaxed);
+    if (tag != 0) lk_trace_hook(tag, stage, lk_now_ns());
+}
+
+void lk_mhd_set_trace(void (*hook)(uint64_t tag, unsigned int stage, uint64_t nanoseconds)) {
+    lk_trace_hook = hook;
+}
+
+uint64_t lk_mhd_request_received_ns(const lk_mhd_request *request) {
+    return request->received_ns;
+}
+
+void lk_mhd_request_set_trace_tag(lk_mhd_request *request, uint64_t tag) {
+    atomic_store_explicit(&request->trace_tag, tag, memory_order_relaxed);
+}
 
 _Static_assert(sizeof(unsigned int) >= 4, "HTTP status codes need at least 16 bits");
 
@@ -104,7 +133,6 @@ static void lk_free_request(struct lk_mhd_request *request) {
 void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cls,
                             enum MHD_RequestTerminationCode code) {
     (void)connection;
-    (void)code;
     (void)cls;
     struct lk_mhd_request *request = *req_cls;
     if (request == NULL) {
@@ -113,6 +141,7 @@ void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cl
     if (request->was_suspended) {
         atomic_fetch_sub(&request->server->suspended, 1);
     }
+    if (lk_trace_hook != NULL && code == MHD_REQUEST_TERMINATED_COMPLETED_OK) lk_trace(request, LK_MHD_TRACE_SENT);
     lk_free_request(request);
     *req_cls = NULL;
 }
@@ -156,6 +185,7 @@ static enum MHD_Result lk_queue_stored(struct lk_mhd_request *request) {
 static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     lk_mhd_server *server = request->server;
     if (request->guard != NULL) request->fault = lk_guard_fault(request->guard, request->number);
+    if (lk_trace_hook != NULL) request->received_ns = lk_now_ns();
     atomic_store(&request->state, LK_HANDLING);
     server->config.handler(server->config.context, request);
     int state = atomic_load(&request->state);
@@ -201,6 +231,7 @@ enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection,
         return lk_dispatch(request);
     }
     if (request->response != NULL) {
+        if (lk_trace_hook != NULL) lk_trace(request, LK_MHD_TRACE_RESUMED);
         return lk_queue_stored(request);  // called again after a resume
     }
     return MHD_YES;

@@ -4,6 +4,7 @@ import LookoutFeeds
 import LookoutHTTP
 import LookoutPersistence
 import LookoutStore
+import LookoutTrace
 
 #if canImport(Foundation)
     import Foundation
@@ -52,6 +53,7 @@ public final class Application: Sendable {
         defer {
             deadlines.stop()
             stopFollowing()
+            WakeTrace.write()
         }
         return server.shutdown(timeout: timeout)
     }

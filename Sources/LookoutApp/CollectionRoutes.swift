@@ -3,6 +3,7 @@ import LookoutFeeds
 import LookoutHTTP
 import LookoutJSON
 import LookoutStore
+import LookoutTrace
 
 /// Any declared collection, json-server style: `GET /v1/{collection}` and
 /// `GET /v1/{collection}/{id}` (both views, so both can long-poll, with `fields=a,b` to
@@ -140,6 +141,7 @@ struct CollectionRoutes: Sendable {
         guard claims.role == .editor || claims.role == .admin else {
             throw APIError.forbidden("Writing needs an editor's or an admin's token.")
         }
+        WakeTrace.mark(.authorized)
     }
 
     /// Applies a write with the request's `If-Match` (``IfMatch``: `*` passes for any

@@ -1,5 +1,6 @@
 import LookoutHTTP
 import LookoutStore
+import LookoutTrace
 import Synchronization
 
 /// One held long-poll: the view its client already has, its wait in the store, and its
@@ -103,7 +104,10 @@ final class HeldPoll: Sendable {
         var reads = reads
         while true {
             let registration = store.wait(for: reads, after: reads.revision) { [self] change in
-                if let next = rerender(held, changed: change.changed) { register(held, reads: next) }
+                WakeTrace.mark(.woke, revision: change.revision)
+                if let next = rerender(held, changed: change.changed, revision: change.revision) {
+                    register(held, reads: next)
+                }
             }
             switch registration {
             case .waiting(let waiter):
@@ -113,8 +117,8 @@ final class HeldPoll: Sendable {
                     held.respond(answer(.success(unchanged)))
                 }
                 return
-            case .alreadyChanged(let keys, _):
-                guard let next = rerender(held, changed: store.names(of: keys)) else { return }
+            case .alreadyChanged(let keys, let revision):
+                guard let next = rerender(held, changed: store.names(of: keys), revision: revision) else { return }
                 reads = next
             }
         }
@@ -122,11 +126,12 @@ final class HeldPoll: Sendable {
 
     /// Renders the view again after `changed`: answers the poll when the client would
     /// see something new, else returns what the new rendering read, to wait on it.
-    private func rerender(_ held: SuspendedRequest, changed: [String]) -> ReadSet? {
+    private func rerender(_ held: SuspendedRequest, changed: [String], revision: UInt64) -> ReadSet? {
         let latest = store.snapshot()
         let view: RenderedView
         do {
             view = try render(latest)
+            WakeTrace.mark(.rendered, revision: revision)
         } catch {
             finish(held, .failure(error))
             return nil
@@ -138,7 +143,9 @@ final class HeldPoll: Sendable {
             return (same, state.changed)
         }
         guard same else {
+            if WakeTrace.isEnabled { held.traceWake(revision: revision) }
             finish(held, .success(.fresh(view, epoch: latest.epoch, changed: names)))
+            WakeTrace.mark(.answered, revision: revision)
             return nil
         }
         return view.reads

@@ -4,6 +4,7 @@ import LookoutFeeds
 import LookoutHTTP
 import LookoutPersistence
 import LookoutStore
+import LookoutTrace
 
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
@@ -68,6 +69,8 @@ struct LookoutResponder: HTTPResponder {
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
                     hold: { held in
                         queue.submit {
+                            WakeTrace.mark(.received, at: request.receivedAt)
+                            WakeTrace.mark(.started)
                             held.respond(finish(request, requestID, measured, Result { try handle(context) }))
                         }
                     })

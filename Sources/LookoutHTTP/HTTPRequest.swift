@@ -29,6 +29,9 @@ public struct HTTPRequest: Sendable {
     public let refusal: Refusal?
     /// The client's address as text, e.g. `127.0.0.1` or `::1`.
     public let clientAddress: String
+    /// When it was read whole, in CLOCK_MONOTONIC nanoseconds; 0 unless tracing
+    /// (``WakeTrace``).
+    public var receivedAt: UInt64 = 0
 
     public init(
         method: String,

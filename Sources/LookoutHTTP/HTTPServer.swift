@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import LookoutTrace
 import Synchronization
 
 #if canImport(Glibc)
@@ -42,6 +43,11 @@ public final class HTTPServer: Sendable {
     public init(configuration: HTTPServerConfiguration, responder: some HTTPResponder) {
         self.configuration = configuration
         self.core = ServerCore(responder: responder)
+        if WakeTrace.isEnabled {
+            lk_mhd_set_trace { tag, stage, nanoseconds in
+                WakeTrace.mark(stage == UInt32(LK_MHD_TRACE_RESUMED) ? .resumed : .sent, revision: tag, at: nanoseconds)
+            }
+        }
     }
 
     /// The port the server listens on, once started.
@@ -227,7 +233,7 @@ private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
     }
     var address = [CChar](repeating: 0, count: 64)
     lk_mhd_request_client_address(request, &address, address.count)
-    return HTTPRequest(
+    var made = HTTPRequest(
         method: String(cString: lk_mhd_request_method(request)),
         target: String(cString: lk_mhd_request_target(request)),
         headers: headers,
@@ -235,4 +241,6 @@ private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
         refusal: refusal(of: request),
         clientAddress: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     )
+    if WakeTrace.isEnabled { made.receivedAt = lk_mhd_request_received_ns(request) }
+    return made
 }

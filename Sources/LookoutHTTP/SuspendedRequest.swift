@@ -42,6 +42,13 @@ public final class SuspendedRequest: Sendable {
         answered.load(ordering: .acquiring)
     }
 
+    /// Tags the request for the wake trace (``WakeTrace``) with the revision that woke it,
+    /// so the C layer stamps when its answer is resumed and sent. Call before answering.
+    public func traceWake(revision: UInt64) {
+        guard !isAnswered else { return }
+        lk_mhd_request_set_trace_tag(handle.pointer, revision)
+    }
+
     /// Answers the request from any thread.
     /// - Returns: false if it was already answered (the response is dropped).
     @discardableResult

@@ -1,4 +1,5 @@
 import LookoutJSON
+import LookoutTrace
 import Synchronization
 
 /// The observable store: collections of JSON documents with a revision per committed
@@ -162,6 +163,7 @@ public final class Store: Sendable {
         try writer.withLock { _ throws(StoreError) in
             guard let journal else {
                 let planned = try plan(mutation, expectedRevisions: expectedRevisions)
+                WakeTrace.mark(.committed)  // nothing to store
                 if let publication = planned.publication { publish(publication) }
                 return planned.commit
             }
@@ -189,6 +191,7 @@ public final class Store: Sendable {
             } catch {
                 throw .storageFailed(String(describing: error))
             }
+            WakeTrace.mark(.committed)
             let planned = try outcome.get()
             if let publication = planned.publication { publish(publication) }
             return planned.commit
@@ -212,6 +215,7 @@ public final class Store: Sendable {
         let before = snapshot()
         var planner = WritePlanner(snapshot: before)
         let plan = try planner.plan(mutation, expectedRevisions: expectedRevisions)
+        WakeTrace.mark(.planned)
         guard !plan.changed.isEmpty else {
             return Planned(
                 commit: Commit(
@@ -320,6 +324,7 @@ public final class Store: Sendable {
     /// ignored (by the options in `before`).
     private func publish(_ result: StoreSnapshot, changing changed: [StoreKey], after before: StoreSnapshot) {
         current.withLock { $0 = result }
+        WakeTrace.publish(revision: result.revision)
         let wakeKeys = changed.filter { key in
             guard case .field(let collection, _, let name) = key else { return true }
             return !(before.collections[collection]?.options.ignored.contains(name) ?? false)

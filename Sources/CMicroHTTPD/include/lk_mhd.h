@@ -142,6 +142,23 @@ int lk_mhd_respond_deferred(lk_mhd_request *request, unsigned int status,
 /// Resumes a request answered with lk_mhd_respond_deferred.
 void lk_mhd_resume(lk_mhd_request *request);
 
+/// Stages the C layer stamps for tracing (WakeTrace in Swift).
+enum {
+    LK_MHD_TRACE_RESUMED = 1,  // the answer was queued on the resumed connection
+    LK_MHD_TRACE_SENT = 2,     // the answer's last byte was written
+};
+
+/// Turns tracing on: requests are stamped when read whole (lk_mhd_request_received_ns),
+/// and `hook` is called, on the request's loop thread, for each stage of a request given a
+/// tag. Call once, before starting any server.
+void lk_mhd_set_trace(void (*hook)(uint64_t tag, unsigned int stage, uint64_t nanoseconds));
+
+/// CLOCK_MONOTONIC nanoseconds when the request was read whole; 0 unless tracing.
+uint64_t lk_mhd_request_received_ns(const lk_mhd_request *request);
+
+/// Tags the request for the trace hook (0: untagged). Call before answering it.
+void lk_mhd_request_set_trace_tag(lk_mhd_request *request, uint64_t tag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The latency budget of a single wake: where each microsecond goes between a write
+# being read and the woken poll's answer being sent, stage by stage, stamped inside the
+# server (LookoutTrace's WakeTrace, on only when LOOKOUT_TRACE_WAKES names a file).
+#
+#   Benchmarks/wake-budget.sh                     # both storage modes, 1000 rounds
+#   MODES=memory ROUNDS=2000 Benchmarks/wake-budget.sh
+#
+# Per mode: a fresh release server with 20,000 public documents, the long-poll client's
+# `single` run (one poll on items/7?fields=v, one PATCH on another connection, ROUNDS
+# times), SIGTERM (the server writes its stamps), then per stage the p50 and p99 of the
+# time since the previous stage, and the client's own write-sent -> answer-read figure.
+# Stamping costs a little itself (a clock read and a table update per stage), so the
+# stages add up to slightly more than an untraced run.
+set -euo pipefail
+# shellcheck source=Benchmarks/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+MODES="${MODES:-memory sqlite}"
+ROUNDS="${ROUNDS:-1000}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-budget.XXXXXX")"
+SERVER_PID=""
+trap 'stop_pid "$SERVER_PID" lookout; rm -rf -- "$TMP"' EXIT
+
+cc -O2 -Wall -Wextra -o "$TMP/client" Benchmarks/longpoll/client.c
+swift build -c release --product lookout >/dev/null
+python3 - Sources/LookoutApp/Resources/demo-data.json "$TMP/items.json" <<'PY'
+import json, sys
+users = json.load(open(sys.argv[1]))["users"]
+docs = [{"id": i, "v": 0} for i in range(1, 20001)]
+json.dump({"collections": [{"name": "items", "public": True, "documents": docs}], "users": users},
+          open(sys.argv[2], "w"), separators=(",", ":"))
+PY
+
+for mode in $MODES; do
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    rm -rf "$TMP/data"
+    LOOKOUT_TRACE_WAKES="$TMP/trace-$mode.tsv" .build/release/lookout --port "$port" --bind 127.0.0.1 \
+        --data-dir "$TMP/data" --data-file "$TMP/items.json" --database "$mode" --log-level warning \
+        2>"$TMP/lookout-$mode.log" &
+    SERVER_PID=$!
+    wait_until_answers "http://127.0.0.1:$port/v1/items/1" "$SERVER_PID" lookout
+    token="$(curl -fsS -X POST "http://127.0.0.1:$port/v1/auth/login" -H 'Content-Type: application/json' \
+        -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')"
+    "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" >"$TMP/single-$mode.out"
+    stop_pid "$SERVER_PID" lookout
+    SERVER_PID=""
+    printf '\n--database %s, %s rounds, commit %s, load %s\n' "$mode" "$ROUNDS" "$(git log -1 --format=%h)" \
+        "$(cut -d' ' -f1-3 /proc/loadavg)"
+    python3 - "$TMP/trace-$mode.tsv" <<'PY'
+import sys
+rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+stages, rows = rows[0][1:], [[int(v) for v in row[1:]] for row in rows[1:]]
+# Only complete single wakes: every stage stamped.
+rows = [row for row in rows if all(row)]
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p / 100 * len(values)))] / 1000
+print(f"{'stage':<12} {'since':<12} {'p50 us':>8} {'p99 us':>8}")
+for index in range(1, len(stages)):
+    deltas = [row[index] - row[index - 1] for row in rows]
+    print(f"{stages[index]:<12} {stages[index - 1]:<12} {pct(deltas, 50):>8.1f} {pct(deltas, 99):>8.1f}")
+totals = [row[-1] - row[0] for row in rows]
+print(f"{'total':<12} {stages[0]:<12} {pct(totals, 50):>8.1f} {pct(totals, 99):>8.1f}   ({len(rows)} wakes)")
+PY
+    grep -E '^(wake|write_alone)' "$TMP/single-$mode.out" | sed 's/^/client: /'
+done

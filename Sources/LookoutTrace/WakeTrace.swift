@@ -1,0 +1,139 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Timestamps of each stage of a write and the long-polls it wakes, for the latency
+/// budget in Benchmarks/README.md ("where each microsecond goes").
+///
+/// Off unless the environment variable `LOOKOUT_TRACE_WAKES` names a file when the
+/// process starts; then every stage is stamped (CLOCK_MONOTONIC, nanoseconds) under the
+/// revision the write committed, and ``write()`` saves the table there, one line per
+/// revision. Off, a stamp is one test of a constant: nothing is read or stored.
+///
+/// A write's stages before its revision is known (received, authorized, started,
+/// planned, committed) are kept per thread until ``publish(revision:)``: a write runs on
+/// one thread from its start to its publication.
+public enum WakeTrace {
+    /// The stages, in the order a single wake goes through them.
+    public enum Stage: Int, CaseIterable, Sendable {
+        /// The write request was read whole (the C layer's dispatch).
+        case received
+        /// The write began to run (after any hand-over to another thread).
+        case started
+        /// Its token was verified.
+        case authorized
+        /// The next snapshot and the changed keys were worked out.
+        case planned
+        /// Storage returned: durable, on SQLite.
+        case committed
+        /// The new snapshot is visible to readers.
+        case published
+        /// The registrar called the poll's wake.
+        case woke
+        /// The poll's view was rendered again.
+        case rendered
+        /// The poll's answer was handed to the C layer.
+        case answered
+        /// libmicrohttpd took the answer on the poll's resumed connection.
+        case resumed
+        /// The answer's last byte was written to the socket.
+        case sent
+    }
+
+    /// Where the table goes, when tracing.
+    public static let path: String? = getenv("LOOKOUT_TRACE_WAKES").map { String(cString: $0) }
+    /// Whether stages are stamped.
+    public static let isEnabled = path != nil
+
+    private static let table = Mutex<[UInt64: [UInt64]]>([:])
+    private static let limit = 200_000
+
+    /// Now, in nanoseconds of CLOCK_MONOTONIC.
+    public static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
+    /// Stamps a stage of the write running on this thread, whose revision is not known yet.
+    @inline(__always)
+    public static func mark(_ stage: Stage, at time: UInt64? = nil) {
+        guard isEnabled else { return }
+        Pending.current.stamp(stage, time ?? now())
+    }
+
+    /// Files the stages this thread's write stamped under `revision`, and stamps `published`.
+    @inline(__always)
+    public static func publish(revision: UInt64) {
+        guard isEnabled else { return }
+        let pending = Pending.current
+        pending.stamp(.published, now())
+        record(revision, pending.take())
+    }
+
+    /// Stamps a stage of a poll woken by the write that made `revision`.
+    @inline(__always)
+    public static func mark(_ stage: Stage, revision: UInt64, at time: UInt64? = nil) {
+        guard isEnabled else { return }
+        var stamps = [UInt64](repeating: 0, count: Stage.allCases.count)
+        stamps[stage.rawValue] = time ?? now()
+        record(revision, stamps)
+    }
+
+    private static func record(_ revision: UInt64, _ stamps: [UInt64]) {
+        table.withLock { table in
+            guard table.count < limit || table[revision] != nil else { return }
+            var row = table[revision] ?? [UInt64](repeating: 0, count: Stage.allCases.count)
+            // The first stamp of a stage counts: a poll woken twice keeps its first wake.
+            for (index, stamp) in stamps.enumerated() where stamp != 0 && row[index] == 0 { row[index] = stamp }
+            table[revision] = row
+        }
+    }
+
+    /// Saves the table to ``path``: a header line of stage names, then per revision its
+    /// number and each stage's time in nanoseconds (0 where a stage was not stamped).
+    public static func write() {
+        guard let path else { return }
+        let rows = table.withLock { $0 }.sorted { $0.key < $1.key }
+        var text = "revision\t" + Stage.allCases.map { "\($0)" }.joined(separator: "\t") + "\n"
+        for (revision, stamps) in rows {
+            text += "\(revision)\t" + stamps.map(String.init).joined(separator: "\t") + "\n"
+        }
+        guard let file = fopen(path, "w") else { return }
+        fputs(text, file)
+        fclose(file)
+    }
+
+    /// The stamps of the write running on a thread.
+    private final class Pending {
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            pthread_key_create(&key) { pointer in
+                if let pointer { Unmanaged<Pending>.fromOpaque(pointer).release() }
+            }
+            return key
+        }()
+
+        static var current: Pending {
+            if let existing = pthread_getspecific(key) {
+                return Unmanaged<Pending>.fromOpaque(existing).takeUnretainedValue()
+            }
+            let pending = Pending()
+            pthread_setspecific(key, Unmanaged.passRetained(pending).toOpaque())
+            return pending
+        }
+
+        private var stamps = [UInt64](repeating: 0, count: Stage.allCases.count)
+
+        func stamp(_ stage: Stage, _ time: UInt64) {
+            stamps[stage.rawValue] = time
+        }
+
+        func take() -> [UInt64] {
+            defer { stamps = [UInt64](repeating: 0, count: Stage.allCases.count) }
+            return stamps
+        }
+    }
+}
