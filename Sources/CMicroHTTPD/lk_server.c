@@ -82,7 +82,15 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
     lk_guard_close(guard);
 }
 
+// The loop this thread runs, if it runs one: a wake from its own thread (a write that
+// woke a poll held on the same loop) needs no eventfd, only another run at once.
+static __thread lk_loop *lk_running_loop;
+
 void lk_loop_wake(lk_loop *loop) {
+    if (loop == lk_running_loop) {
+        loop->run_again = 1;
+        return;
+    }
     if (atomic_exchange(&loop->wake_pending, 1) == 0) {
         uint64_t one = 1;
         ssize_t written = write(loop->wake_fd, &one, sizeof(one));
@@ -109,6 +117,7 @@ static unsigned int lk_connection_count(struct MHD_Daemon *daemon) {
 static void *lk_loop_run(void *argument) {
     lk_loop *loop = argument;
     lk_mhd_server *server = loop->server;
+    lk_running_loop = loop;
     sigset_t pipe_signal;
     sigemptyset(&pipe_signal);
     sigaddset(&pipe_signal, SIGPIPE);
@@ -120,7 +129,8 @@ static void *lk_loop_run(void *argument) {
         }
         MHD_UNSIGNED_LONG_LONG next = 0;
         int timeout = -1;
-        if (closed_some) {
+        if (closed_some || loop->run_again) {
+            loop->run_again = 0;
             // A daemon at its connection limit took the listening socket out of its epoll
             // set; it puts it back at the start of a run, so run again now, not on the
             // next event, which may never come.

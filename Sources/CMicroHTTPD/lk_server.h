@@ -26,6 +26,7 @@ typedef struct lk_loop {
     pthread_t thread;
     int thread_started;
     int quiesced;
+    int run_again;  // set on the loop's own thread: run the daemon again without waiting
     // A connection the accept policy counted against its client, not yet started.
     int has_reservation;
     lk_client_key reservation;

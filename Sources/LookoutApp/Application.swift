@@ -103,7 +103,8 @@ public func buildApplication(
     try sessions.restore()
     TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now, logger: logger).register(
         in: &router)
-    CollectionRoutes(store: store, tokens: tokens).register(in: &router)
+    CollectionRoutes(store: store, tokens: tokens, writesInline: configuration.database == .memory).register(
+        in: &router)
     WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
     let deadlines = DeadlineTimer()

@@ -4,7 +4,6 @@ import LookoutFeeds
 import LookoutHTTP
 import LookoutPersistence
 import LookoutStore
-import LookoutTrace
 
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
@@ -69,8 +68,6 @@ struct LookoutResponder: HTTPResponder {
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
                     hold: { held in
                         queue.submit {
-                            WakeTrace.mark(.received, at: request.receivedAt)
-                            WakeTrace.mark(.started)
                             held.respond(finish(request, requestID, measured, Result { try handle(context) }))
                         }
                     })
