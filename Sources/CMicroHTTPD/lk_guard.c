@@ -35,6 +35,9 @@ struct lk_guard_conn {
     unsigned long long started;
     unsigned long long refused;
     lk_frame_fault fault;
+    // The client's end of stream was read in the middle of a request, with bytes still to
+    // give libmicrohttpd first.
+    int ended;
     // Deadline of the request being read (0: none), and what it is computed from.
     uint64_t deadline_ms;
     uint64_t since_ms;
@@ -252,7 +255,7 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
     size_t out = 0;
     ssize_t got = 0;
     int saved_errno = errno;
-    while (out < length) {
+    while (out < length && !conn->ended) {
         if (conn->ready > 0) {
             size_t count = conn->ready < length - out ? conn->ready : length - out;
             memcpy(buffer + out, conn->stash, count);
@@ -288,9 +291,10 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
             got = recvfrom(conn->fd, buffer + out, room, 0, NULL, NULL);
             if (got <= 0) break;
             out += lk_guard_check_in_place(conn, buffer + out, (size_t)got);
-            if ((size_t)got < room && conn->stash_length == 0 && conn->frame.state != LK_FRAME_REFUSED) {
-                break;  // the socket is drained, as libmicrohttpd will assume
-            }
+            // A short read drained the socket, as libmicrohttpd assumes. In the middle of a
+            // request, read once more anyway: an end of stream that came with the last bytes
+            // gives no further event, and libmicrohttpd would wait for the rest of the body.
+            if ((size_t)got < room && lk_frame_at_boundary(&conn->frame) && conn->stash_length == 0) break;
             continue;
         }
         // An element is incomplete: read more of it into the stash.
@@ -304,11 +308,26 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
     }
     lk_guard_release_stash(conn);
     lk_guard_update_deadline(conn);
+    // The client closed. Between requests libmicrohttpd closes on end of stream; in the
+    // middle of a request it would wait for the rest until the idle timeout, so the end is
+    // reported there as a reset, which it closes on at once: now, or, when there are bytes
+    // to give it first, at its next read, which a shutdown of our reading side brings on
+    // (the end of stream was already signalled, and epoll signals only a change).
+    int ended = (got == 0 || conn->ended) && conn->frame.state != LK_FRAME_REFUSED &&
+                !(lk_frame_at_boundary(&conn->frame) && conn->stash_length == 0);
     if (out > 0) {
+        if (ended && !conn->ended) {
+            conn->ended = 1;
+            shutdown(conn->fd, SHUT_RD);
+        }
         errno = saved_errno;
         return (ssize_t)out;
     }
-    if (got == 0 && conn->frame.state != LK_FRAME_REFUSED) return 0;  // the client closed
+    if (ended) {
+        errno = ECONNRESET;
+        return -1;
+    }
+    if (got == 0 && conn->frame.state != LK_FRAME_REFUSED) return 0;
     if (got > 0 || conn->frame.state == LK_FRAME_REFUSED) errno = EAGAIN;
     return -1;
 }

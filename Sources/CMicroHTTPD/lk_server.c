@@ -1,70 +1,98 @@
 // The event loops of one server and its life: start, quiesce, stop.
 //
-// Each thread runs a daemon of its own, all on one listening socket, and
-// polls that daemon's epoll descriptor itself, calling MHD_run (which never blocks). The
-// daemon's internal loop is not used: in 0.9.75 (and still upstream) it takes at most 128
-// events per epoll_wait and, when it gets exactly 128, waits again with its full timeout
-// before handling them, so a burst of 128 requests that become ready together waits for
-// the next event or the idle timeout (HTTPServerTests "a full epoll batch").
+// Each thread runs an epoll loop of its own over the shared listening socket, an eventfd
+// that other threads wake it with, and several libmicrohttpd daemons of its own, its
+// shards. It accepts connections itself and hands each to the shard holding the fewest
+// (MHD_add_connection), and calls MHD_run, which never blocks, for each shard with
+// something to do. Why not libmicrohttpd's own loops:
+// - a resume makes libmicrohttpd 0.9.75 walk every suspended connection of the daemon: with
+//   10,000 held long-polls on one daemon that walk was most of a selective wake; spread over
+//   shards, each walk covers a fraction;
+// - its internal loop takes at most 128 events per epoll_wait and, when it gets exactly 128,
+//   waits again with its full timeout before handling them, so a burst of 128 requests that
+//   become ready together waited for the next event or the idle timeout (HTTPServerTests
+//   "a full epoll batch");
+// - accepting here, one thread woken per connection (EPOLLEXCLUSIVE), keeps the shards from
+//   all waking for each new connection, and applies the per-client limit once for all.
 
-#define _GNU_SOURCE  // pthread_setname_np
+#define _GNU_SOURCE  // pthread_setname_np, accept4
 #include "lk_server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-// Per-client connection limit: the accept policy counts a connection before libmicrohttpd
-// creates it; the connection is marked counted when it starts and uncounted when it closes.
-// One accepted but never started (out of memory) is uncounted at the loop's next accept.
-static void lk_loop_release_reservation(lk_loop *loop) {
-    if (loop->has_reservation) {
-        lk_clients_remove(&loop->server->clients, &loop->reservation);
-        loop->has_reservation = 0;
+enum {
+    LK_EVENT_LISTEN = 0,
+    LK_EVENT_WAKE = 1,
+    LK_EVENT_LOOP = 2,  // + the loop's index
+    LK_ACCEPT_BATCH = 64,
+    LK_DEFAULT_DAEMONS_PER_THREAD = 8,
+};
+
+// The thread this is, if it runs a server's loop: a wake from its own thread (a write that
+// woke a poll held here) needs no eventfd, only another run at once.
+static __thread lk_thread *lk_running_thread;
+
+static void lk_thread_wake(lk_thread *thread) {
+    if (atomic_exchange(&thread->wake_pending, 1) == 0) {
+        uint64_t one = 1;
+        ssize_t written = write(thread->wake_fd, &one, sizeof(one));
+        (void)written;  // EAGAIN only when the counter is full, and then it is readable
     }
 }
 
-static enum MHD_Result lk_on_accept(void *cls, const struct sockaddr *address, socklen_t length) {
-    lk_loop *loop = cls;
-    lk_loop_release_reservation(loop);
-    lk_client_key key;
-    if (!lk_client_key_of(address, length, &key)) {
-        return MHD_YES;
+void lk_loop_wake(lk_loop *loop) {
+    if (loop->thread == lk_running_thread) {
+        loop->run_again = 1;
+        return;
     }
-    if (!lk_clients_add(&loop->server->clients, &key)) {
-        return MHD_NO;
+    atomic_store(&loop->resumed, 1);
+    lk_thread_wake(loop->thread);
+}
+
+static void lk_thread_listen(lk_thread *thread, int on) {
+    if (thread->listening == on || thread->quiesced) return;
+    struct epoll_event event = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = LK_EVENT_LISTEN};
+    if (epoll_ctl(thread->epoll_fd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, thread->server->listen_fd, &event) == 0) {
+        thread->listening = on;
     }
-    loop->reservation = key;
-    loop->has_reservation = 1;
-    return MHD_YES;
 }
 
 // Every connection is guarded from its start (lk_guard.h); its guard is its socket context.
 static void lk_on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                              enum MHD_ConnectionNotificationCode code) {
     lk_loop *loop = cls;
+    lk_thread *thread = loop->thread;
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         lk_guard_conn *guard = lk_guard_open(loop, connection);
         *socket_context = guard;
+        thread->connections++;
+        loop->connections++;
         if (guard == NULL) {
             // Unguarded bytes must never reach libmicrohttpd: close it unread.
             const union MHD_ConnectionInfo *info =
                 MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
             if (info != NULL) shutdown(info->connect_fd, SHUT_RDWR);
-        } else if (loop->has_reservation) {
-            loop->has_reservation = 0;
+        } else if (thread->has_reservation) {
+            thread->has_reservation = 0;
             lk_guard_set_counted(guard);
         }
         return;
+    }
+    thread->connections--;
+    loop->connections--;
+    if (thread->connections < thread->connection_limit && thread->listen_again_ms == 0) {
+        lk_thread_listen(thread, 1);
     }
     lk_guard_conn *guard = *socket_context;
     *socket_context = NULL;
@@ -82,84 +110,140 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
     lk_guard_close(guard);
 }
 
-// The loop this thread runs, if it runs one: a wake from its own thread (a write that
-// woke a poll held on the same loop) needs no eventfd, only another run at once.
-static __thread lk_loop *lk_running_loop;
-
-void lk_loop_wake(lk_loop *loop) {
-    if (loop == lk_running_loop) {
-        loop->run_again = 1;
-        return;
+// The shard with the fewest connections.
+static lk_loop *lk_thread_pick(lk_thread *thread) {
+    lk_loop *best = &thread->loops[0];
+    for (unsigned int index = 1; index < thread->loop_count; index++) {
+        if (thread->loops[index].connections < best->connections) best = &thread->loops[index];
     }
-    if (atomic_exchange(&loop->wake_pending, 1) == 0) {
-        uint64_t one = 1;
-        ssize_t written = write(loop->wake_fd, &one, sizeof(one));
-        (void)written;  // EAGAIN only when the counter is full, and then it is readable
-    }
+    return best;
 }
 
-static void lk_loop_quiesce(lk_loop *loop) {
-    lk_mhd_server *server = loop->server;
-    (void)MHD_quiesce_daemon(loop->daemon);  // the shared socket; closed once, by lk_mhd_quiesce
-    loop->quiesced = 1;
+// Accepts what is waiting, up to a batch, and hands each connection to a shard.
+static void lk_thread_accept(lk_thread *thread) {
+    lk_mhd_server *server = thread->server;
+    for (int count = 0; count < LK_ACCEPT_BATCH && thread->connections < thread->connection_limit; count++) {
+        struct sockaddr_storage address;
+        socklen_t length = sizeof(address);
+        int fd = accept4(server->listen_fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                // Out of descriptors or memory: the connection stays queued; try again
+                // shortly rather than spin on a socket that stays readable.
+                lk_thread_listen(thread, 0);
+                thread->listen_again_ms = lk_guard_now_ms() + 100;
+            }
+            return;
+        }
+        lk_client_key key;
+        thread->has_reservation = server->clients.limit > 0 &&
+                                  lk_client_key_of((struct sockaddr *)&address, length, &key);
+        if (thread->has_reservation) {
+            if (!lk_clients_add(&server->clients, &key)) {
+                thread->has_reservation = 0;
+                close(fd);
+                continue;
+            }
+            thread->reservation = key;
+        }
+        // The connection-started notice, inside, takes the reservation; on failure
+        // libmicrohttpd has closed the socket.
+        (void)MHD_add_connection(lk_thread_pick(thread)->daemon, fd, (struct sockaddr *)&address, length);
+        if (thread->has_reservation) {
+            lk_clients_remove(&server->clients, &thread->reservation);
+            thread->has_reservation = 0;
+        }
+    }
+    if (thread->connections >= thread->connection_limit) lk_thread_listen(thread, 0);
+}
+
+static void lk_thread_quiesce(lk_thread *thread) {
+    lk_mhd_server *server = thread->server;
+    lk_thread_listen(thread, 0);
+    thread->quiesced = 1;
     pthread_mutex_lock(&server->lock);
-    server->quiesced_loops++;
-    pthread_cond_broadcast(&server->loop_quiesced);
+    server->quiesced_threads++;
+    pthread_cond_broadcast(&server->thread_quiesced);
     pthread_mutex_unlock(&server->lock);
 }
 
-// Open connections of a daemon; cleans up closed ones first (call on its loop's thread).
-static unsigned int lk_connection_count(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info != NULL ? info->num_connections : 0;
+// Shortens `timeout` (milliseconds, -1 for none) to `candidate`.
+static int lk_sooner(int timeout, long long candidate) {
+    if (candidate < 0) return timeout;
+    int value = candidate > INT_MAX ? INT_MAX : (int)candidate;
+    return timeout < 0 || value < timeout ? value : timeout;
 }
 
-static void *lk_loop_run(void *argument) {
-    lk_loop *loop = argument;
-    lk_mhd_server *server = loop->server;
-    lk_running_loop = loop;
+static void *lk_thread_run(void *argument) {
+    lk_thread *thread = argument;
+    lk_mhd_server *server = thread->server;
+    lk_running_thread = thread;
     sigset_t pipe_signal;
     sigemptyset(&pipe_signal);
     sigaddset(&pipe_signal, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_signal, NULL);
-    int closed_some = 0;
+    struct epoll_event events[64];
     while (!atomic_load(&server->stopping)) {
-        if (atomic_load(&server->quiesce_requested) && !loop->quiesced) {
-            lk_loop_quiesce(loop);
+        if (atomic_load(&server->quiesce_requested) && !thread->quiesced) {
+            lk_thread_quiesce(thread);
         }
-        MHD_UNSIGNED_LONG_LONG next = 0;
         int timeout = -1;
-        if (closed_some || loop->run_again) {
-            loop->run_again = 0;
-            // A daemon at its connection limit took the listening socket out of its epoll
-            // set; it puts it back at the start of a run, so run again now, not on the
-            // next event, which may never come.
-            timeout = 0;
-        } else if (MHD_get_timeout(loop->daemon, &next) == MHD_YES) {
-            timeout = next > INT_MAX ? INT_MAX : (int)next;
+        uint64_t now = 0;
+        if (thread->listen_again_ms != 0) {
+            now = lk_guard_now_ms();
+            if (now >= thread->listen_again_ms) {
+                thread->listen_again_ms = 0;
+                lk_thread_listen(thread, 1);
+            } else {
+                timeout = lk_sooner(timeout, (long long)(thread->listen_again_ms - now));
+            }
         }
-        if (loop->deadlines != NULL) {
-            long until = lk_guard_sweep(loop, lk_guard_now_ms());
-            if (until >= 0 && (timeout < 0 || until < timeout)) timeout = (int)(until > INT_MAX ? INT_MAX : until);
+        for (unsigned int index = 0; index < thread->loop_count; index++) {
+            lk_loop *loop = &thread->loops[index];
+            MHD_UNSIGNED_LONG_LONG next = 0;
+            if (loop->run_again) {
+                timeout = 0;
+            } else if (MHD_get_timeout(loop->daemon, &next) == MHD_YES) {
+                timeout = lk_sooner(timeout, (long long)(next > INT_MAX ? INT_MAX : next));
+            }
+            if (loop->deadlines != NULL) {
+                if (now == 0) now = lk_guard_now_ms();
+                timeout = lk_sooner(timeout, lk_guard_sweep(loop, now));
+            }
         }
-        struct pollfd ready[2] = {{loop->epoll_fd, POLLIN, 0}, {loop->wake_fd, POLLIN, 0}};
-        if (poll(ready, 2, timeout) < 0 && errno != EINTR) {
-            perror("lookout: poll");
+        int count = epoll_wait(thread->epoll_fd, events, 64, timeout);
+        if (count < 0 && errno != EINTR) {
+            perror("lookout: epoll_wait");
             usleep(10000);
         }
-        if (ready[1].revents & POLLIN) {
-            // Drain, then clear the flag: a resume after the clear writes again, and one
-            // before it set its connection's flags before MHD_run below looks at them.
-            uint64_t count;
-            ssize_t got = read(loop->wake_fd, &count, sizeof(count));
-            (void)got;
-            atomic_store(&loop->wake_pending, 0);
+        for (int index = 0; index < count; index++) {
+            uint64_t tag = events[index].data.u64;
+            if (tag == LK_EVENT_LISTEN) {
+                lk_thread_accept(thread);
+            } else if (tag == LK_EVENT_WAKE) {
+                // Drain, then clear the flag: a wake after the clear writes again, and one
+                // before it set its loop's flags before the runs below look at them.
+                uint64_t value;
+                ssize_t got = read(thread->wake_fd, &value, sizeof(value));
+                (void)got;
+                atomic_store(&thread->wake_pending, 0);
+            } else {
+                thread->loops[tag - LK_EVENT_LOOP].ready = 1;
+            }
         }
-        unsigned int before = lk_connection_count(loop->daemon);
-        MHD_run(loop->daemon);
-        closed_some = lk_connection_count(loop->daemon) < before;
+        for (unsigned int index = 0; index < thread->loop_count; index++) {
+            lk_loop *loop = &thread->loops[index];
+            int resumed = atomic_load_explicit(&loop->resumed, memory_order_relaxed) &&
+                          atomic_exchange(&loop->resumed, 0);
+            // Timeouts are libmicrohttpd's to keep: run every daemon when waiting timed out.
+            if (loop->ready || loop->run_again || resumed || count == 0) {
+                loop->ready = 0;
+                loop->run_again = 0;
+                MHD_run(loop->daemon);
+            }
+        }
     }
-    lk_loop_release_reservation(loop);
     return NULL;
 }
 
@@ -172,14 +256,9 @@ static size_t lk_connection_memory(const lk_frame_limits *limits) {
            (limits->max_fields + limits->max_parameters + LK_FRAME_MAX_TRAILER_FIELDS) * 64 + 4096;
 }
 
-static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, unsigned int flags,
-                                          const struct sockaddr_storage *address,
-                                          unsigned int connection_limit) {
+static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, unsigned int connection_limit) {
     const lk_mhd_config *config = &server->config;
-    int bind_here = server->listen_fd < 0;
     struct MHD_OptionItem options[] = {
-        {bind_here ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_LISTEN_SOCKET,
-         bind_here ? 0 : server->listen_fd, bind_here ? (void *)address : NULL},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)lk_on_uri, loop},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)lk_on_completed, loop},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)lk_on_connection, loop},
@@ -188,53 +267,109 @@ static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, 
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)lk_connection_memory(&server->limits), NULL},
         {MHD_OPTION_END, 0, NULL},
     };
-    MHD_AcceptPolicyCallback policy = server->clients.limit > 0 ? lk_on_accept : NULL;
-    return MHD_start_daemon(flags, config->port, policy, loop, lk_on_access, loop,
-                            MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_NO_LISTEN_SOCKET;
+    return MHD_start_daemon(flags, 0, NULL, NULL, lk_on_access, loop, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
-// Stops the loops' threads, then every daemon, then frees the server.
+// Binds and listens on the configured address; returns the socket or -1.
+static int lk_listen(lk_mhd_server *server, char *error, size_t error_size) {
+    struct sockaddr_storage address;
+    memset(&address, 0, sizeof(address));
+    struct sockaddr_in *v4 = (struct sockaddr_in *)&address;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&address;
+    socklen_t length;
+    if (inet_pton(AF_INET, server->bind_address, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(server->config.port);
+        length = sizeof(*v4);
+    } else if (inet_pton(AF_INET6, server->bind_address, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(server->config.port);
+        length = sizeof(*v6);
+    } else {
+        snprintf(error, error_size, "'%s' is not a numeric IPv4 or IPv6 address", server->bind_address);
+        return -1;
+    }
+    int fd = socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    // The unspecified IPv6 address listens for IPv4 too; a specific one only for itself.
+    int v6only = address.ss_family == AF_INET6 && !IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        (address.ss_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only)) != 0) ||
+        bind(fd, (struct sockaddr *)&address, length) != 0 || listen(fd, SOMAXCONN) != 0 ||
+        getsockname(fd, (struct sockaddr *)&address, &length) != 0) {
+        snprintf(error, error_size, "cannot listen on [%s]:%u (%s)", server->bind_address,
+                 (unsigned)server->config.port, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    server->port = ntohs(address.ss_family == AF_INET ? v4->sin_port : v6->sin6_port);
+    return fd;
+}
+
+// Stops the threads, then every daemon, then frees the server.
 static void lk_server_free(lk_mhd_server *server) {
     atomic_store(&server->stopping, 1);
-    for (unsigned int index = 0; index < server->loop_count; index++) {
-        if (server->loops[index].thread_started) {
-            lk_loop_wake(&server->loops[index]);
-        }
+    for (unsigned int index = 0; index < server->thread_count; index++) {
+        if (server->threads[index].thread_started) lk_thread_wake(&server->threads[index]);
     }
-    for (unsigned int index = 0; index < server->loop_count; index++) {
-        if (server->loops[index].thread_started) {
-            pthread_join(server->loops[index].thread, NULL);
-        }
+    for (unsigned int index = 0; index < server->thread_count; index++) {
+        if (server->threads[index].thread_started) pthread_join(server->threads[index].thread, NULL);
     }
-    // No loop runs now: quiesce here so that no daemon closes the shared socket.
-    for (unsigned int index = 0; index < server->loop_count; index++) {
-        lk_loop *loop = &server->loops[index];
-        if (loop->daemon != NULL && !loop->quiesced) {
-            (void)MHD_quiesce_daemon(loop->daemon);
-            loop->quiesced = 1;
+    if (server->listen_fd >= 0) close(server->listen_fd);
+    for (unsigned int index = 0; index < server->thread_count; index++) {
+        lk_thread *thread = &server->threads[index];
+        for (unsigned int shard = 0; thread->loops != NULL && shard < thread->loop_count; shard++) {
+            if (thread->loops[shard].daemon != NULL) MHD_stop_daemon(thread->loops[shard].daemon);
         }
-    }
-    if (server->listen_fd >= 0) {
-        close(server->listen_fd);
-    }
-    for (unsigned int index = 0; index < server->loop_count; index++) {
-        lk_loop *loop = &server->loops[index];
-        if (loop->daemon != NULL) {
-            MHD_stop_daemon(loop->daemon);
-        }
-        if (loop->wake_fd >= 0) {
-            close(loop->wake_fd);
-        }
+        free(thread->loops);
+        if (thread->wake_fd >= 0) close(thread->wake_fd);
+        if (thread->epoll_fd >= 0) close(thread->epoll_fd);
     }
     lk_clients_destroy(&server->clients);
-    pthread_cond_destroy(&server->loop_quiesced);
+    pthread_cond_destroy(&server->thread_quiesced);
     pthread_mutex_destroy(&server->lock);
     free(server);
 }
 
+// Makes a thread's epoll set, eventfd and daemons; returns 0 on success.
+static int lk_thread_setup(lk_mhd_server *server, lk_thread *thread, unsigned int limit, char *error,
+                           size_t error_size) {
+    unsigned int count = server->config.daemons_per_thread > 0 ? server->config.daemons_per_thread
+                                                                 : LK_DEFAULT_DAEMONS_PER_THREAD;
+    thread->connection_limit = limit;
+    thread->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    thread->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    thread->loops = calloc(count, sizeof(lk_loop));
+    struct epoll_event wake = {.events = EPOLLIN, .data.u64 = LK_EVENT_WAKE};
+    if (thread->epoll_fd < 0 || thread->wake_fd < 0 || thread->loops == NULL ||
+        epoll_ctl(thread->epoll_fd, EPOLL_CTL_ADD, thread->wake_fd, &wake) != 0) {
+        snprintf(error, error_size, "cannot start an event loop: %s", strerror(errno));
+        return -1;
+    }
+    thread->loop_count = count;
+    for (unsigned int index = 0; index < count; index++) {
+        lk_loop *loop = &thread->loops[index];
+        loop->server = server;
+        loop->thread = thread;
+        atomic_init(&loop->resumed, 0);
+        loop->daemon = lk_start_daemon(server, loop, limit);
+        const union MHD_DaemonInfo *info =
+            loop->daemon != NULL ? MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+        loop->epoll_fd = info != NULL ? info->epoll_fd : -1;
+        struct epoll_event ready = {.events = EPOLLIN, .data.u64 = LK_EVENT_LOOP + index};
+        if (loop->epoll_fd < 0 || epoll_ctl(thread->epoll_fd, EPOLL_CTL_ADD, loop->epoll_fd, &ready) != 0) {
+            snprintf(error, error_size, "cannot start libmicrohttpd's daemon %u: %s", index, strerror(errno));
+            return -1;
+        }
+    }
+    lk_thread_listen(thread, 1);
+    return thread->listening ? 0 : -1;
+}
+
 lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t error_size) {
-    unsigned int loop_count = config->thread_count > 1 ? config->thread_count : 1;
-    lk_mhd_server *server = calloc(1, sizeof(*server) + loop_count * sizeof(lk_loop));
+    unsigned int thread_count = config->thread_count > 1 ? config->thread_count : 1;
+    lk_mhd_server *server = calloc(1, sizeof(*server) + thread_count * sizeof(lk_thread));
     if (server == NULL) {
         snprintf(error, error_size, "out of memory");
         return NULL;
@@ -249,7 +384,7 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
     atomic_init(&server->draining, 0);
     server->listen_fd = -1;
     pthread_mutex_init(&server->lock, NULL);
-    pthread_cond_init(&server->loop_quiesced, NULL);
+    pthread_cond_init(&server->thread_quiesced, NULL);
     lk_clients_init(&server->clients, config->per_ip_connection_limit);
     size_t max_head = config->max_head_bytes > 0 ? config->max_head_bytes : 16384;
     server->limits = (lk_frame_limits){
@@ -264,100 +399,59 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
     server->stash_capacity = max_head + 2048;
     server->request_timeout_ms =
         (uint64_t)(config->request_timeout_seconds > 0 ? config->request_timeout_seconds : 20) * 1000;
-    server->loop_count = loop_count;
-    for (unsigned int index = 0; index < loop_count; index++) {
-        server->loops[index].server = server;
-        server->loops[index].wake_fd = -1;
-        atomic_init(&server->loops[index].wake_pending, 0);
+    server->thread_count = thread_count;
+    for (unsigned int index = 0; index < thread_count; index++) {
+        lk_thread *thread = &server->threads[index];
+        thread->server = server;
+        thread->wake_fd = -1;
+        thread->epoll_fd = -1;
+        atomic_init(&thread->wake_pending, 0);
     }
-
-    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
-    struct sockaddr_storage address;
-    memset(&address, 0, sizeof(address));
-    struct sockaddr_in *v4 = (struct sockaddr_in *)&address;
-    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&address;
-    if (inet_pton(AF_INET, server->bind_address, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(config->port);
-    } else if (inet_pton(AF_INET6, server->bind_address, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(config->port);
-        // The unspecified address listens for IPv4 too; a specific one only for itself.
-        flags |= IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
-    } else {
-        snprintf(error, error_size, "'%s' is not a numeric IPv4 or IPv6 address",
-                 server->bind_address);
+    server->listen_fd = lk_listen(server, error, error_size);
+    if (server->listen_fd < 0) {
         lk_server_free(server);
         return NULL;
     }
-
-    for (unsigned int index = 0; index < loop_count; index++) {
-        lk_loop *loop = &server->loops[index];
-        // libmicrohttpd's own pool splits the limit the same way.
-        unsigned int limit = config->connection_limit / loop_count +
-                             (index < config->connection_limit % loop_count ? 1 : 0);
-        loop->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        loop->daemon = loop->wake_fd >= 0
-                           ? lk_start_daemon(server, loop, flags, &address, limit > 0 ? limit : 1)
-                           : NULL;
-        if (loop->daemon == NULL) {
-            if (index == 0) {
-                snprintf(error, error_size,
-                         "cannot listen on [%s]:%u (address in use, or not available)",
-                         server->bind_address, (unsigned)config->port);
-            } else {
-                snprintf(error, error_size, "cannot start event loop %u: %s", index,
-                         strerror(errno));
-            }
-            lk_server_free(server);
-            return NULL;
-        }
-        if (index == 0) {
-            const union MHD_DaemonInfo *info =
-                MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_LISTEN_FD);
-            server->listen_fd = info != NULL ? info->listen_fd : -1;
-        }
-        const union MHD_DaemonInfo *info = MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD);
-        loop->epoll_fd = info != NULL ? info->epoll_fd : -1;
-        if (server->listen_fd < 0 || loop->epoll_fd < 0) {
-            snprintf(error, error_size, "libmicrohttpd gave no listening or epoll descriptor");
+    for (unsigned int index = 0; index < thread_count; index++) {
+        // The connection limit is split between the threads.
+        unsigned int limit = config->connection_limit / thread_count +
+                             (index < config->connection_limit % thread_count ? 1 : 0);
+        if (lk_thread_setup(server, &server->threads[index], limit > 0 ? limit : 1, error, error_size) != 0) {
             lk_server_free(server);
             return NULL;
         }
     }
-    for (unsigned int index = 0; index < loop_count; index++) {
-        lk_loop *loop = &server->loops[index];
-        int failed = pthread_create(&loop->thread, NULL, lk_loop_run, loop);
+    for (unsigned int index = 0; index < thread_count; index++) {
+        lk_thread *thread = &server->threads[index];
+        int failed = pthread_create(&thread->thread, NULL, lk_thread_run, thread);
         if (failed != 0) {
             snprintf(error, error_size, "cannot start a thread: %s", strerror(failed));
             lk_server_free(server);
             return NULL;
         }
-        loop->thread_started = 1;
-        pthread_setname_np(loop->thread, "lookout-http");
+        thread->thread_started = 1;
+        pthread_setname_np(thread->thread, "lookout-http");
     }
     return server;
 }
 
 uint16_t lk_mhd_port(const lk_mhd_server *server) {
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(server->loops[0].daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info != NULL ? info->port : 0;
+    return server->port;
 }
 
 void lk_mhd_quiesce(lk_mhd_server *server) {
     atomic_store(&server->draining, 1);
     pthread_mutex_lock(&server->lock);
     if (!atomic_exchange(&server->quiesce_requested, 1)) {
-        for (unsigned int index = 0; index < server->loop_count; index++) {
-            lk_loop_wake(&server->loops[index]);
+        for (unsigned int index = 0; index < server->thread_count; index++) {
+            lk_thread_wake(&server->threads[index]);
         }
     }
-    while (server->quiesced_loops < server->loop_count) {
-        pthread_cond_wait(&server->loop_quiesced, &server->lock);
+    while (server->quiesced_threads < server->thread_count) {
+        pthread_cond_wait(&server->thread_quiesced, &server->lock);
     }
     if (server->listen_fd >= 0) {
-        close(server->listen_fd);  // no loop polls it any more
+        close(server->listen_fd);  // no thread polls it any more
         server->listen_fd = -1;
     }
     pthread_mutex_unlock(&server->lock);

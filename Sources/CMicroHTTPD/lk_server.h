@@ -15,28 +15,50 @@
 #define LK_MAX_FIELDS 100
 #define LK_MAX_PARAMETERS 256
 
-// One event loop: a thread, its daemon, and the eventfd that wakes it.
+typedef struct lk_thread lk_thread;
+
+// One libmicrohttpd daemon: a shard of a thread's connections. A thread runs several, so
+// that a resume, which makes libmicrohttpd 0.9.75 walk every suspended connection of its
+// daemon, walks only the shard's.
 typedef struct lk_loop {
     lk_mhd_server *server;
+    lk_thread *thread;
     struct MHD_Daemon *daemon;
-    int epoll_fd;  // the daemon's; polled for readiness, never waited on
-    int wake_fd;   // eventfd: a resume, a quiesce or a stop to look at
-    // Set while a wake is written and not yet seen, so a burst of resumes writes once.
-    atomic_int wake_pending;
-    pthread_t thread;
-    int thread_started;
-    int quiesced;
-    int run_again;  // set on the loop's own thread: run the daemon again without waiting
-    // A connection the accept policy counted against its client, not yet started.
-    int has_reservation;
-    lk_client_key reservation;
-    // Connections of this loop in the middle of reading a request, with a deadline.
+    int epoll_fd;    // the daemon's; in its thread's epoll set, never waited on itself
+    int ready;       // its descriptor reported events in this round
+    int run_again;   // set on its own thread: run the daemon again without waiting
+    atomic_int resumed;  // set by other threads: one of its connections was resumed
+    unsigned int connections;
+    // Connections of this daemon in the middle of reading a request, with a deadline.
     lk_guard_conn *deadlines;
 } lk_loop;
+
+// One event loop thread: it accepts connections, hands each to one of its daemons, and
+// runs them.
+struct lk_thread {
+    lk_mhd_server *server;
+    pthread_t thread;
+    int thread_started;
+    int epoll_fd;   // the listening socket, the wake eventfd and each daemon's epoll descriptor
+    int wake_fd;    // eventfd: a resume from another thread, a quiesce or a stop to look at
+    // Set while a wake is written and not yet seen, so a burst of resumes writes once.
+    atomic_int wake_pending;
+    int listening;  // the listening socket is in epoll_fd
+    int quiesced;
+    uint64_t listen_again_ms;  // after running out of descriptors: when to try accepting again
+    unsigned int connections;
+    unsigned int connection_limit;
+    // The connection being handed to a daemon, counted against its client.
+    int has_reservation;
+    lk_client_key reservation;
+    lk_loop *loops;
+    unsigned int loop_count;
+};
 
 struct lk_mhd_server {
     lk_mhd_config config;
     char bind_address[64];
+    uint16_t port;
     // Suspended requests not yet completed; read by the shutdown path on another thread.
     atomic_uint suspended;
     atomic_int stopping;
@@ -46,19 +68,19 @@ struct lk_mhd_server {
     lk_frame_limits limits;
     size_t stash_capacity;
     uint64_t request_timeout_ms;
-    int listen_fd;  // shared by every loop's daemon; closed by us, once
+    int listen_fd;  // shared by every thread; closed by us, once
     pthread_mutex_t lock;
-    pthread_cond_t loop_quiesced;
-    unsigned int quiesced_loops;
+    pthread_cond_t thread_quiesced;
+    unsigned int quiesced_threads;
     lk_clients clients;
-    unsigned int loop_count;
-    lk_loop loops[];
+    unsigned int thread_count;
+    lk_thread threads[];
 };
 
-/// Makes the loop run its daemon soon (after a resume, or to see a quiesce or stop).
+/// Makes the daemon run soon, after a resume of one of its connections from any thread.
 void lk_loop_wake(lk_loop *loop);
 
-// libmicrohttpd's callbacks for requests, in lk_mhd.c; their closure is the lk_loop.
+// libmicrohttpd's callbacks for requests, in lk_mhd.c; their closure is the lk_loop (daemon).
 void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection);
 void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cls,
                      enum MHD_RequestTerminationCode code);

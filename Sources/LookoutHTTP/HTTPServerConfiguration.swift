@@ -8,6 +8,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Worker threads per address, each with its own epoll loop.
     public var threadCount: Int
+    /// libmicrohttpd daemons per thread, among which the thread's connections are spread:
+    /// resuming a held request makes libmicrohttpd 0.9.75 walk every suspended connection of
+    /// its daemon, so more daemons make each walk shorter.
+    public var daemonsPerThread: Int = 8
     /// Most open connections per address; more wait in the kernel's accept queue.
     /// It is split evenly among the threads.
     public var maxConnections: Int

@@ -42,8 +42,11 @@ typedef struct lk_mhd_config {
     const char *bind_address;
     /// TCP port; 0 picks a free one (read it back with lk_mhd_port).
     uint16_t port;
-    /// Event-loop threads, each with a daemon of its own on the shared listening socket; 0 means 1.
+    /// Event-loop threads, each accepting from the shared listening socket; 0 means 1.
     unsigned int thread_count;
+    /// libmicrohttpd daemons per thread, among which its connections are spread (a resume
+    /// walks the suspended connections of one daemon); 0 means 8.
+    unsigned int daemons_per_thread;
     /// Most connections open at once; the rest wait in the kernel's accept queue.
     unsigned int connection_limit;
     /// Most connections open at once from one client address; 0 means no limit.
