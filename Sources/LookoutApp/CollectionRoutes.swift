@@ -10,9 +10,9 @@ import LookoutTrace
 /// read and wait on fewer fields), and writes: `POST` (201 + `Location`), `PUT`,
 /// `PATCH` (JSON merge patch) and `DELETE`, with `If-Match` and an editor's token.
 ///
-/// Reads see what their reader may (``ReadAccess``): a token holder every field, anyone
-/// else the collection's public fields. Registered after the seed app's routes, whose
-/// literal paths win.
+/// Reads see what their reader may (``ReadAccess``) of each collection they touch, the
+/// expanded ones included: a token holder every field, anyone else each collection's
+/// public fields. Registered after the seed app's routes, whose literal paths win.
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
@@ -22,9 +22,9 @@ struct CollectionRoutes: Sendable {
     /// Otherwise one write at a time, in order, each waiting for the disk off the task
     /// threads; the write routes run on it whole, handed over by the daemon thread.
     let writes = BlockingQueue(label: "lookout.writes")
-    /// Rendered lists, by scope, collection and query.
+    /// Rendered lists, by grant, collection and query.
     let rendered = RenderCache<String>()
-    /// Rendered documents, by scope, collection, id and query.
+    /// Rendered documents, by grant, collection, id and query.
     let renderedDocuments = RenderCache<String>()
 
     private var access: ReadAccess { ReadAccess(tokens: tokens) }
@@ -47,26 +47,24 @@ struct CollectionRoutes: Sendable {
         let collection = context.pathParameters["collection"] ?? ""
         guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
         // Checked at every render, a held poll's too: its token may expire while it waits.
-        let scope = try access.scope(of: context, for: options)
-        // Every client asking the same query in the same scope at the same revision shares
-        // one rendering; the long-poll's own parameters do not change what is rendered.
-        let key =
-            (scope == .everything ? "" : "public ") + collection + "?"
-            + context.query.encoded(excluding: LongPoll.parameters)
+        let grant = try access.grant(of: context, reading: options, in: snapshot)
+        // Every client asking the same query with the same grant at the same revision
+        // shares one rendering; the long-poll's own parameters do not change what is rendered.
+        let key = grant.cacheKey + collection + "?" + context.query.encoded(excluding: LongPoll.parameters)
         return try rendered.view(for: key, at: snapshot) { snapshot in
-            try renderList(collection, options, context.query, scope, snapshot)
+            try renderList(collection, context.query, grant, snapshot)
         }
     }
 
     private func renderList(
         _ collection: String,
-        _ options: DocumentCollection.Options,
         _ parameters: QueryParameters,
-        _ scope: ReadScope,
+        _ grant: ReadGrant,
         _ snapshot: StoreSnapshot
     ) throws -> RenderedView {
         guard
-            let query = try ListQuery(collection: collection, parameters: parameters.pairs, in: snapshot, scope: scope)
+            let query = try ListQuery(
+                collection: collection, parameters: parameters.pairs, in: snapshot, scope: grant.scope)
         else { throw APIError.notFound }
         var reads = ReadSet()
         let result = query.evaluate(in: snapshot, reads: &reads)
@@ -82,7 +80,7 @@ struct CollectionRoutes: Sendable {
             headers.append(("Link", link))
         }
         return RenderedView(
-            body: JSONWriter.encode(body), headers: headers, caching: scope.cacheHeaders(for: options), reads: reads,
+            body: JSONWriter.encode(body), headers: headers, caching: grant.cacheHeaders, reads: reads,
             revision: snapshot.revision)
     }
 
@@ -90,21 +88,19 @@ struct CollectionRoutes: Sendable {
     func document(_ context: RequestContext, _ snapshot: StoreSnapshot) throws -> RenderedView {
         let (collection, id) = try target(context)
         guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
-        let scope = try access.scope(of: context, for: options)
+        let grant = try access.grant(of: context, reading: options, in: snapshot)
         // Shared like lists: ten thousand polls woken on one document render it once.
-        let key =
-            (scope == .everything ? "" : "public ") + "\(collection)/\(id)?"
-            + context.query.encoded(excluding: LongPoll.parameters)
+        let key = grant.cacheKey + "\(collection)/\(id)?" + context.query.encoded(excluding: LongPoll.parameters)
         return try renderedDocuments.view(for: key, at: snapshot) { snapshot in
             let projection = try Projection(
                 fields: context.query["fields"], expand: context.query["expand"], collection: collection,
-                options: options, scope: scope, in: snapshot)
+                options: options, scope: grant.scope, in: snapshot)
             var reads = ReadSet()
             guard let document = projection.read(id, in: collection, from: snapshot, reads: &reads) else {
                 throw APIError.notFound
             }
             return RenderedView(
-                body: JSONWriter.encode(.object(document)), caching: scope.cacheHeaders(for: options), reads: reads,
+                body: JSONWriter.encode(.object(document)), caching: grant.cacheHeaders, reads: reads,
                 revision: snapshot.revision)
         }
     }

@@ -29,21 +29,23 @@ struct WatchRoutes: Sendable {
         var values = JSONObject()
         // The token is verified once per render, and only if a read needs it.
         var reader: Reader?
-        // The scope of the reads that depend on the token (one: a refused token throws).
-        var tokenScope: ReadScope?
+        // The answer's grant: for everyone until a read depends on the token.
+        var answer = ReadGrant.everyone
         for name in names {
             let target = try Self.parse(name)
             guard let options = snapshot.options(of: target.collection) else {
                 throw APIError.invalidParameter("read", "no collection '\(target.collection)' in '\(name.prefix(64))'.")
             }
-            var scope = ReadScope.everything
+            // Each read is a read of its own collection: one that is public as a whole is
+            // the same for everyone.
+            var grant = ReadGrant.everyone
             if options.publicFields != .all {
                 let current = reader ?? access.reader(of: context)
                 reader = current
-                scope = try current.scope(for: options)
-                tokenScope = scope
+                grant = try current.grant(reading: options)
+                answer = grant
             }
-            let fields = try Self.fields(read: name, target, options, scope)
+            let fields = try Self.fields(read: name, target, options, grant.scope)
             let document = snapshot.document(target.id, in: target.collection, fields: fields, reads: &reads)
             if let field = target.field {
                 values[name] = document?[field] ?? .null
@@ -56,7 +58,7 @@ struct WatchRoutes: Sendable {
             "cursor": .string("\(snapshot.epoch)-\(reads.revision)"),
         ]
         return RenderedView(
-            body: JSONWriter.encode(body), caching: tokenScope?.cacheHeaders ?? [], reads: reads,
+            body: JSONWriter.encode(body), caching: answer.cacheHeaders, reads: reads,
             revision: snapshot.revision)
     }
 

@@ -36,8 +36,7 @@ public struct Projection: Sendable, Equatable {
         let defaultFields = try scope.defaultFields(of: collection, options)
         var references: [String] = []
         var expandedFields: [String: [String]] = [:]
-        for part in (expand ?? "").split(separator: ",") {
-            let field = String(part)
+        for field in Self.names(expand) {
             guard visible.contains(field) else { throw .tokenRequired("expand", field: field, of: collection) }
             guard let target = options.references[field] else {
                 let declared = options.references.keys.sorted().filter(visible.contains).joined(separator: ", ")
@@ -68,6 +67,17 @@ public struct Projection: Sendable, Equatable {
         self.init(
             fields: named + references.filter { !named.contains($0) }, expand: references,
             expandedFields: expandedFields)
+    }
+
+    /// The collections `expand` reaches from a collection declared with `options`: the
+    /// target of each name that is a declared reference, in order. A read that expands
+    /// them reads those collections too, so what it may see depends on them as well.
+    public static func expandedCollections(_ expand: String?, of options: DocumentCollection.Options) -> [String] {
+        names(expand).compactMap { options.references[$0] }
+    }
+
+    private static func names(_ expand: String?) -> [String] {
+        (expand ?? "").split(separator: ",").map(String.init)
     }
 
     /// Document `id` as projected, with its references expanded; records every read.

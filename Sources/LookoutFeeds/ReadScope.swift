@@ -3,6 +3,10 @@ import LookoutStore
 /// How much of a collection a read may see: everything, for a reader with a valid token,
 /// or only what the collection declares public, for anyone else.
 ///
+/// A read applies its scope to each collection it touches, by that collection's own
+/// declaration: in ``publicFields`` scope a list of a collection public as a whole shows
+/// every field of it, and only the public fields of a collection it expands into.
+///
 /// A read in ``publicFields`` scope sees the collection as if it had only its public
 /// fields: it returns, filters, sorts, searches and expands through those alone, so
 /// what it records in its ``ReadSet`` (and a long-poll waits on) is public too. Naming

@@ -5,7 +5,8 @@ import Testing
 
 @Suite("Read scopes: what a read without a token may see, and so wait on")
 struct ReadScopeTests {
-    /// `shops` shows `name` and `city` publicly; `owners` shows `name`; `partners` nothing.
+    /// `shops` shows `name` and `city` publicly; `owners` shows `name`; `partners` nothing;
+    /// `posts` everything, and refers to `owners` and `partners`.
     func makeSnapshot() throws -> StoreSnapshot {
         let shops: [JSONValue] = [
             ["id": 1, "name": "Alpha", "city": "Tokyo", "secret": "x", "owner_id": 1, "partner_id": 1],
@@ -23,6 +24,10 @@ struct ReadScopeTests {
                     name: "owners", options: .init(publicFields: .fields(["name"])),
                     documents: [["id": 1, "name": "Ann", "phone": "1"], ["id": 2, "name": "Bo", "phone": "2"]]),
                 try DocumentCollection(name: "partners", documents: [["id": 1, "name": "P"]]),
+                try DocumentCollection(
+                    name: "posts",
+                    options: .init(references: ["owner_id": "owners", "partner_id": "partners"], publicFields: .all),
+                    documents: [["id": 1, "title": "Hi", "owner_id": 1, "partner_id": 1]]),
             ], epoch: "e"
         ).snapshot()
     }
@@ -111,6 +116,30 @@ struct ReadScopeTests {
         } catch {
             #expect(!error.needsToken, "\(text) with every field: \(error)")
         }
+    }
+
+    @Test("in public scope, an expansion from a collection public as a whole shows, and reads, its own public fields")
+    func expansionFromPublicCollection() throws {
+        let snapshot = try makeSnapshot()
+        var reads = ReadSet()
+        let result = try query("expand=owner_id", snapshot, .publicFields, collection: "posts")
+            .evaluate(in: snapshot, reads: &reads)
+        #expect(
+            result.documents == [
+                ["id": 1, "title": "Hi", "owner_id": 1, "partner_id": 1, "owner": ["id": 1, "name": "Ann"]]
+            ])
+        let keys = Set(reads.keys.map(\.description))
+        #expect(keys.contains("owners/1.name") && !keys.contains("owners/1.phone"), "\(keys)")
+        #expect(throws: QueryError.self) {
+            try query("expand=partner_id", snapshot, .publicFields, collection: "posts")
+        }
+        var all = ReadSet()
+        let full = try query("expand=owner_id", snapshot, .everything, collection: "posts").evaluate(
+            in: snapshot, reads: &all)
+        #expect(full.documents.first?["owner"]?["phone"] == "1")
+        #expect(
+            Projection.expandedCollections("owner_id,title,partner_id", of: try #require(snapshot.options(of: "posts")))
+                == ["owners", "partners"])
     }
 
     @Test("a collection with no public fields needs a token in public scope")
