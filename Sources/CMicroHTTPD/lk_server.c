@@ -394,9 +394,9 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         .max_parameters = LK_MAX_PARAMETERS,
         .max_body = config->max_body_bytes,
     };
-    // An incomplete head or trailer section, or a chunk-size line, with what was read
-    // with it.
-    server->stash_capacity = max_head + 2048;
+    // The longest incomplete element the guard holds back: a head or trailer section just
+    // under its limit, or a chunk-size line (1 KiB), with room to spare.
+    server->stash_capacity = (max_head > LK_FRAME_MAX_TRAILER_BYTES ? max_head : LK_FRAME_MAX_TRAILER_BYTES) + 2048;
     server->request_timeout_ms =
         (uint64_t)(config->request_timeout_seconds > 0 ? config->request_timeout_seconds : 20) * 1000;
     server->thread_count = thread_count;

@@ -117,7 +117,8 @@ public final class HTTPServer: Sendable {
         let c = configuration
         guard !c.bindAddresses.isEmpty else { throw HTTPServerError.invalidConfiguration("no bind address") }
         guard (0...65_535).contains(c.port) else { throw HTTPServerError.invalidConfiguration("port \(c.port)") }
-        guard c.threadCount >= 1, c.threadCount <= 256, (1...256).contains(c.daemonsPerThread), c.maxConnections >= 1, c.maxConnectionsPerClient >= 0,
+        guard c.threadCount >= 1, c.threadCount <= 256, (1...256).contains(c.daemonsPerThread), c.maxConnections >= 1,
+            c.maxConnectionsPerClient >= 0,
             c.idleTimeoutSeconds >= 0, c.maxHeadBytes >= 1024, c.maxBodyBytes >= 0, c.requestTimeoutSeconds >= 1
         else { throw HTTPServerError.invalidConfiguration("limits must be positive") }
     }

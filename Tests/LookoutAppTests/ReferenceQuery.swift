@@ -80,6 +80,14 @@ struct ReferenceQuery {
     ]
     static let droppedFromLinks: Set<String> = ["page", "per_page", "limit", "after", "wait", "since"]
 
+    /// A kept parameter as a `Link` target carries it (README): every byte but letters,
+    /// digits, `-._~%!$&'()*+=:@/?` percent-encoded, so `,` `>` `"` and spaces cannot end
+    /// a link.
+    static func linkSafe(_ raw: String) -> String {
+        let kept = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%!$&'()*+=:@/?".utf8)
+        return raw.utf8.map { kept.contains($0) ? String(UnicodeScalar($0)) : String(format: "%%%02X", $0) }.joined()
+    }
+
     /// A parameter the README refuses: 400 `invalid_parameter`, naming it.
     struct InvalidParameter: Error {
         var name: String
@@ -112,7 +120,7 @@ struct ReferenceQuery {
             } else {
                 filters.append(try filter(parameter))
             }
-            if !Self.droppedFromLinks.contains(parameter.name) { keptInLinks.append(parameter.raw) }
+            if !Self.droppedFromLinks.contains(parameter.name) { keptInLinks.append(Self.linkSafe(parameter.raw)) }
         }
         let sortKeys = try sortKeys(sort: reserved["sort"], order: reserved["order"])
 
