@@ -103,13 +103,13 @@ public func buildApplication(
     try sessions.restore()
     TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now, logger: logger).register(
         in: &router)
-    CollectionRoutes(store: store, tokens: tokens, writesInline: configuration.database == .memory).register(
-        in: &router)
+    CollectionRoutes(store: store, tokens: tokens).register(in: &router)
     WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
     let deadlines = DeadlineTimer()
     let responder = LookoutResponder(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
+        writes: WriteExecutor(store: store, inline: configuration.database == .memory),
         maxBodyBytes: configuration.http.maxBodyBytes, logger: logger, metrics: metrics)
     let server = HTTPServer(configuration: configuration.http, responder: responder)
     // Weak: the server holds the routes, which hold the metrics.

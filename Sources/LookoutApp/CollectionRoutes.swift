@@ -16,12 +16,6 @@ import LookoutTrace
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
-    /// Whether a write runs whole on the event loop that read it: when storing it costs
-    /// no I/O (in-memory storage), so that a write and the wakes it causes cross no thread.
-    var writesInline = false
-    /// Otherwise one write at a time, in order, each waiting for the disk off the task
-    /// threads; the write routes run on it whole, handed over by the daemon thread.
-    let writes = BlockingQueue(label: "lookout.writes")
     /// Rendered lists, by grant, collection and query.
     let rendered = RenderCache<String>()
     /// Rendered documents, by grant, collection, id and query.
@@ -31,14 +25,11 @@ struct CollectionRoutes: Sendable {
 
     func register(in router: inout Router) {
         router.add("GET", "/v1/{collection}", .view(list))
-        let write = { (handle: @escaping @Sendable (RequestContext) throws -> HTTPResponse) -> RouteHandler in
-            writesInline ? .immediate(handle) : .queued(writes, handle)
-        }
-        router.add("POST", "/v1/{collection}", write(create))
+        router.add("POST", "/v1/{collection}", .write(create))
         router.add("GET", "/v1/{collection}/{id}", .view(document))
-        router.add("PUT", "/v1/{collection}/{id}", write(replace))
-        router.add("PATCH", "/v1/{collection}/{id}", write(patch))
-        router.add("DELETE", "/v1/{collection}/{id}", write(delete))
+        router.add("PUT", "/v1/{collection}/{id}", .write(replace))
+        router.add("PATCH", "/v1/{collection}/{id}", .write(patch))
+        router.add("DELETE", "/v1/{collection}/{id}", .write(delete))
     }
 
     /// `GET /v1/{collection}` with filters, search, sort, paging and projection
@@ -105,58 +96,66 @@ struct CollectionRoutes: Sendable {
         }
     }
 
-    func create(_ context: RequestContext) throws -> HTTPResponse {
-        try authorizeWrite(context)
+    func create(_ context: RequestContext) throws -> PreparedWrite {
+        let authorized = try authorizeWrite(context)
         let collection = context.pathParameters["collection"] ?? ""
-        let commit = try write(.create(collection: collection, document: try objectBody(context)), context)
-        var response = documentResponse(commit, status: 201, context: context)
-        response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
-        return response
+        return prepared(.create(collection: collection, document: try objectBody(context)), context, authorized) {
+            commit in
+            var response = documentResponse(commit, status: 201, context: context)
+            response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
+            return response
+        }
     }
 
-    func replace(_ context: RequestContext) throws -> HTTPResponse {
-        try authorizeWrite(context)
+    func replace(_ context: RequestContext) throws -> PreparedWrite {
+        let authorized = try authorizeWrite(context)
         let (collection, id) = try target(context)
-        let commit = try write(
-            .replace(collection: collection, id: id, document: try objectBody(context)), context)
-        return documentResponse(commit, status: 200, context: context)
+        return prepared(
+            .replace(collection: collection, id: id, document: try objectBody(context)), context, authorized
+        ) { documentResponse($0, status: 200, context: context) }
     }
 
-    func patch(_ context: RequestContext) throws -> HTTPResponse {
-        try authorizeWrite(context)
+    func patch(_ context: RequestContext) throws -> PreparedWrite {
+        let authorized = try authorizeWrite(context)
         let (collection, id) = try target(context)
-        let commit = try write(.patch(collection: collection, id: id, patch: try objectBody(context)), context)
-        return documentResponse(commit, status: 200, context: context)
+        return prepared(.patch(collection: collection, id: id, patch: try objectBody(context)), context, authorized) {
+            documentResponse($0, status: 200, context: context)
+        }
     }
 
-    func delete(_ context: RequestContext) throws -> HTTPResponse {
-        try authorizeWrite(context)
+    func delete(_ context: RequestContext) throws -> PreparedWrite {
+        let authorized = try authorizeWrite(context)
         let (collection, id) = try target(context)
-        _ = try write(.delete(collection: collection, id: id), context)
-        return HTTPResponse(status: 204, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
+        return prepared(.delete(collection: collection, id: id), context, authorized) { _ in
+            HTTPResponse(status: 204, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
+        }
     }
 
     /// Writes need a valid token whose scope allows writing. The first step of each write.
-    private func authorizeWrite(_ context: RequestContext) throws {
-        WakeTrace.mark(.received, at: context.request.receivedAt)
-        WakeTrace.mark(.started)
+    /// - Returns: when the token was verified, for the wake trace (0 unless tracing).
+    private func authorizeWrite(_ context: RequestContext) throws -> UInt64 {
         let token = try BearerToken.parse(context.request.headers["Authorization"])
         let claims = try tokens.verify(token)
         guard claims.role == .editor || claims.role == .admin else {
             throw APIError.forbidden("Writing needs an editor's or an admin's token.")
         }
-        WakeTrace.mark(.authorized)
+        return WakeTrace.isEnabled ? WakeTrace.now() : 0
     }
 
-    /// Applies a write with the request's `If-Match` (``IfMatch``: `*` passes for any
-    /// existing document, a weak or foreign tag never matches); called on the write queue.
-    private func write(_ mutation: Mutation, _ context: RequestContext) throws -> Commit {
+    /// A write with the request's `If-Match` (``IfMatch``: `*` passes for any existing
+    /// document, a weak or foreign tag never matches), answered by `answer` once applied.
+    private func prepared(
+        _ mutation: Mutation,
+        _ context: RequestContext,
+        _ authorizedAt: UInt64,
+        answer: @escaping @Sendable (Commit) -> HTTPResponse
+    ) -> PreparedWrite {
         let condition = IfMatch(header: context.request.headers["If-Match"], epoch: store.epoch)
-        // The long-polls this write wakes are answered first and resumed together. A
-        // StoreError is mapped to its status by the responder.
-        return try SuspendedRequest.resumingTogether {
-            try store.apply(mutation, expectedRevisions: condition?.expectedRevisions)
-        }
+        // A StoreError is mapped to its status by the responder.
+        return PreparedWrite(
+            write: Store.Write(mutation, expectedRevisions: condition?.expectedRevisions),
+            answer: { outcome in answer(try outcome.get()) },
+            receivedAt: context.request.receivedAt, authorizedAt: authorizedAt)
     }
 
     /// The document after a write, with its version as `ETag` for the next `If-Match`.

@@ -11,6 +11,7 @@ import LookoutStore
 struct LookoutResponder: HTTPResponder {
     let router: Router
     let longPoll: LongPoll
+    let writes: WriteExecutor
     let maxBodyBytes: Int
     let logger: Logger
     let requestIDs = RequestIDGenerator()
@@ -19,9 +20,13 @@ struct LookoutResponder: HTTPResponder {
     private let unmatchedMetrics: RouteMetrics
     private let metrics: ServiceMetrics
 
-    init(router: Router, longPoll: LongPoll, maxBodyBytes: Int, logger: Logger, metrics: ServiceMetrics) {
+    init(
+        router: Router, longPoll: LongPoll, writes: WriteExecutor, maxBodyBytes: Int, logger: Logger,
+        metrics: ServiceMetrics
+    ) {
         self.router = router
         self.longPoll = longPoll
+        self.writes = writes
         self.maxBodyBytes = maxBodyBytes
         self.logger = logger
         routeMetrics = router.patterns.map { metrics.route($0) }
@@ -63,13 +68,20 @@ struct LookoutResponder: HTTPResponder {
                 return longPoll.reply(
                     to: context, render: { try render(context, $0) },
                     finish: { finish(request, requestID, measured, $0) })
-            case .queued(let queue, let handle):
+            case .write(let prepare):
+                let prepared: PreparedWrite
+                do {
+                    prepared = try prepare(context)
+                } catch {
+                    return .response(finish(request, requestID, measured, .failure(error)))
+                }
+                if writes.isInline {
+                    return .response(finish(request, requestID, measured, Result { try writes.applyNow(prepared) }))
+                }
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
-                    hold: { held in
-                        queue.submit {
-                            held.respond(finish(request, requestID, measured, Result { try handle(context) }))
-                        }
+                    hold: { [writes] held in
+                        writes.submit(prepared) { held.respond(finish(request, requestID, measured, $0)) }
                     })
             case .deferred(let handle):
                 return .suspend(

@@ -1,14 +1,15 @@
 import LookoutHTTP
 import LookoutStore
 
-/// How a route answers: on the daemon thread, on a queue of its own for blocking work
-/// (a write waiting for the disk), in a task for work that awaits, or as a view of the
-/// store, which any request can turn into a long-poll.
+/// How a route answers: on the daemon thread, in a task for work that awaits, as a write
+/// to the store (``WriteExecutor``), or as a view of the store, which any request can turn
+/// into a long-poll.
 enum RouteHandler: Sendable {
     case immediate(@Sendable (RequestContext) throws -> HTTPResponse)
-    /// Run on `queue`, handed over straight from the daemon thread: no task, no continuation.
-    case queued(BlockingQueue, @Sendable (RequestContext) throws -> HTTPResponse)
     case deferred(@Sendable (RequestContext) async throws -> HTTPResponse)
+    /// A write to the store: prepared on the daemon thread (token, body), then applied by
+    /// the ``WriteExecutor``.
+    case write(@Sendable (RequestContext) throws -> PreparedWrite)
     case view(@Sendable (RequestContext, StoreSnapshot) throws -> RenderedView)
 }
 

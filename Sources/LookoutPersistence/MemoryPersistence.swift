@@ -22,14 +22,15 @@ public final class MemoryPersistence: Persistence {
         state.withLock { $0.image = StoreImage(epoch: epoch, revision: 0, collections: []) }
     }
 
-    public func record(_ entry: JournalEntry) throws {
+    public func record(_ entries: [JournalEntry]) throws {
         try state.withLock { state throws(PersistenceError) in
             guard let revision = state.image?.revision else { throw .failed("no history was created") }
-            guard entry.revision > revision else {
-                throw .failed("revision \(entry.revision) does not follow \(revision)")
+            guard let first = entries.first, first.revision > revision else {
+                if let first = entries.first { throw .failed("revision \(first.revision) does not follow \(revision)") }
+                return
             }
             // In place: a copy of the image would copy every collection's documents.
-            state.image?.apply(entry)
+            for entry in entries { state.image?.apply(entry) }
         }
     }
 

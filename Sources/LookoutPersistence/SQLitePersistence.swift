@@ -203,52 +203,61 @@ public final class SQLitePersistence: Persistence {
         }
     }
 
-    public func record(_ entry: JournalEntry) throws {
+    /// Records `entries` in one transaction, one fsync: a group commit.
+    public func record(_ entries: [JournalEntry]) throws {
+        guard let last = entries.last else { return }
         do {
             try pool.write { db in
                 let stored = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'revision'").flatMap {
                     UInt64($0)
                 }
-                guard let stored, entry.revision > stored else {
+                guard let stored, let first = entries.first, first.revision > stored else {
                     throw PersistenceError.failed(
-                        "revision \(entry.revision) does not follow the stored \(stored.map(String.init) ?? "none")")
+                        "revision \(entries[0].revision) does not follow the stored \(stored.map(String.init) ?? "none")"
+                    )
                 }
-                for name in entry.memberships {
-                    try db.cachedStatement(
-                        sql: """
-                            INSERT INTO collections (name, membership_revision) VALUES (?, ?)
-                            ON CONFLICT (name) DO UPDATE SET membership_revision = excluded.membership_revision
-                            """
-                    ).execute(arguments: [name, Int64(entry.revision)])
-                }
-                for change in entry.documents {
-                    if let document = change.document {
-                        try db.cachedStatement(
-                            sql: """
-                                INSERT OR REPLACE INTO documents
-                                (collection, id, fields, revisions, created, field_names_revision)
-                                VALUES (?, ?, ?, ?, ?, ?)
-                                """
-                        ).execute(arguments: [
-                            change.collection, change.id, Self.text(.object(document.fields)),
-                            Self.text(
-                                .object(
-                                    JSONObject(
-                                        document.revisions.sorted { $0.key < $1.key }.map {
-                                            ($0.key, .int(Int($0.value)))
-                                        }))),
-                            Int64(document.created), Int64(document.fieldNamesRevision),
-                        ])
-                    } else {
-                        try db.cachedStatement(sql: "DELETE FROM documents WHERE collection = ? AND id = ?").execute(
-                            arguments: [change.collection, change.id])
-                    }
+                for entry in entries {
+                    try Self.write(entry, in: db)
                 }
                 try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = 'revision'").execute(
-                    arguments: [String(entry.revision)])
+                    arguments: [String(last.revision)])
             }
         } catch {
             throw Self.classify(error)
+        }
+    }
+
+    private static func write(_ entry: JournalEntry, in db: Database) throws {
+        for name in entry.memberships {
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO collections (name, membership_revision) VALUES (?, ?)
+                    ON CONFLICT (name) DO UPDATE SET membership_revision = excluded.membership_revision
+                    """
+            ).execute(arguments: [name, Int64(entry.revision)])
+        }
+        for change in entry.documents {
+            if let document = change.document {
+                try db.cachedStatement(
+                    sql: """
+                        INSERT OR REPLACE INTO documents
+                        (collection, id, fields, revisions, created, field_names_revision)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        """
+                ).execute(arguments: [
+                    change.collection, change.id, Self.text(.object(document.fields)),
+                    Self.text(
+                        .object(
+                            JSONObject(
+                                document.revisions.sorted { $0.key < $1.key }.map {
+                                    ($0.key, .int(Int($0.value)))
+                                }))),
+                    Int64(document.created), Int64(document.fieldNamesRevision),
+                ])
+            } else {
+                try db.cachedStatement(sql: "DELETE FROM documents WHERE collection = ? AND id = ?").execute(
+                    arguments: [change.collection, change.id])
+            }
         }
     }
 

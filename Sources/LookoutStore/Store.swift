@@ -60,22 +60,22 @@ public final class Store: Sendable {
             .storageFailed("the journal recorded nothing"))
         // Another instance sharing the journal may have written since `image` was loaded
         // (and added the same collections): its commits are taken in first.
-        let added = { (committed: [JournalEntry]) -> JournalEntry? in
+        let added = { (committed: [JournalEntry]) -> [JournalEntry] in
             for entry in committed {
                 guard entry.revision == image.revision + 1 else {
                     outcome = .failure(.storageFailed("commits before revision \(entry.revision) are missing"))
-                    return nil
+                    return []
                 }
                 image.apply(entry)
             }
             do throws(StoreError) {
                 let (states, revision) = try Self.restore(image, declarations)
                 outcome = .success((states, revision))
-                guard revision > image.revision else { return nil }
-                return Self.entry(adding: declarations, to: image, from: states, at: revision)
+                guard revision > image.revision else { return [] }
+                return [Self.entry(adding: declarations, to: image, from: states, at: revision)]
             } catch {
                 outcome = .failure(error)
-                return nil
+                return []
             }
         }
         do {
@@ -152,6 +152,18 @@ public final class Store: Sendable {
         current.withLock { $0 }
     }
 
+    /// One write and its `If-Match`, for ``apply(_:)``.
+    public struct Write: Sendable {
+        public let mutation: Mutation
+        /// Revisions of the document the writer accepts; nil: any.
+        public let expectedRevisions: Set<UInt64>?
+
+        public init(_ mutation: Mutation, expectedRevisions: Set<UInt64>? = nil) {
+            self.mutation = mutation
+            self.expectedRevisions = expectedRevisions
+        }
+    }
+
     /// Applies one write.
     /// - Parameter expectedRevisions: revisions of the document the writer accepts
     ///   (`If-Match`); the write is refused unless the document is at one of them. nil:
@@ -160,41 +172,60 @@ public final class Store: Sendable {
     ///   a taken id, or a revision mismatch; nothing is changed then.
     @discardableResult
     public func apply(_ mutation: Mutation, expectedRevisions: Set<UInt64>? = nil) throws(StoreError) -> Commit {
-        try writer.withLock { _ throws(StoreError) in
-            guard let journal else {
-                let planned = try plan(mutation, expectedRevisions: expectedRevisions)
-                WakeTrace.mark(.committed)  // nothing to store
-                if let publication = planned.publication { publish(publication) }
-                return planned.commit
+        try apply([Write(mutation, expectedRevisions: expectedRevisions)])[0].get()
+    }
+
+    /// Applies several writes as a group commit: each planned on the ones before it, all
+    /// recorded by the journal in one commit, then published in order (each waking its
+    /// waiters) once that commit is durable.
+    ///
+    /// A write the store refuses (an unknown document, a stale `If-Match`) changes nothing
+    /// and does not hold up the others; when storage fails, every write that would have
+    /// changed something fails with ``StoreError/storageFailed(_:)`` and nothing is kept.
+    /// - Returns: per write, in order, its commit or why it was refused.
+    public func apply(_ writes: [Write]) -> [Result<Commit, StoreError>] {
+        writer.withLock { _ in
+            var outcomes: [Result<Planned, StoreError>] = []
+            let plan = { (committed: [JournalEntry]) -> [JournalEntry] in
+                // Another instance's writes come first; these are planned on them.
+                for entry in committed where !self.publishLocked(entry) {
+                    let missing = StoreError.storageFailed("commits before revision \(entry.revision) are missing")
+                    outcomes = writes.map { _ in .failure(missing) }
+                    return []
+                }
+                var snapshot = self.snapshot()
+                outcomes = writes.map { write in
+                    let planned = Result { () throws(StoreError) in
+                        try self.plan(write.mutation, expectedRevisions: write.expectedRevisions, on: snapshot)
+                    }
+                    if case .success(let planned) = planned, let publication = planned.publication {
+                        snapshot = publication.result
+                    }
+                    return planned
+                }
+                return outcomes.compactMap { try? $0.get().publication?.entry }
             }
-            // Planned inside the journal's write: the closure keeps its outcome, since
-            // what the journal throws is storage's failure, not the write's.
-            var outcome: Result<Planned, StoreError> = .failure(.storageFailed("the journal recorded nothing"))
             do {
-                try journal.record(after: snapshot().revision) { committed in
-                    // Another instance's writes come first; the write is planned on them.
-                    for entry in committed {
-                        guard publishLocked(entry) else {
-                            outcome = .failure(.storageFailed("commits before revision \(entry.revision) are missing"))
-                            return nil
-                        }
-                    }
-                    do throws(StoreError) {
-                        let planned = try plan(mutation, expectedRevisions: expectedRevisions)
-                        outcome = .success(planned)
-                        return planned.publication?.entry
-                    } catch {
-                        outcome = .failure(error)
-                        return nil
-                    }
+                if let journal {
+                    try journal.record(after: snapshot().revision, plan)
+                } else {
+                    _ = plan([])
                 }
             } catch {
-                throw .storageFailed(String(describing: error))
+                // The journal may fail before it asks for the entries (a lost database).
+                let failed = StoreError.storageFailed(String(describing: error))
+                guard outcomes.count == writes.count else { return writes.map { _ in .failure(failed) } }
+                return outcomes.map { outcome in
+                    outcome.flatMap { $0.publication == nil ? .success($0.commit) : .failure(failed) }
+                }
             }
             WakeTrace.mark(.committed)
-            let planned = try outcome.get()
-            if let publication = planned.publication { publish(publication) }
-            return planned.commit
+            return outcomes.map { outcome in
+                outcome.map { planned in
+                    if let publication = planned.publication { publish(publication) }
+                    return planned.commit
+                }
+            }
         }
     }
 
@@ -211,8 +242,9 @@ public final class Store: Sendable {
         let publication: Publication?
     }
 
-    private func plan(_ mutation: Mutation, expectedRevisions: Set<UInt64>?) throws(StoreError) -> Planned {
-        let before = snapshot()
+    private func plan(_ mutation: Mutation, expectedRevisions: Set<UInt64>?, on before: StoreSnapshot)
+        throws(StoreError) -> Planned
+    {
         var planner = WritePlanner(snapshot: before)
         let plan = try planner.plan(mutation, expectedRevisions: expectedRevisions)
         WakeTrace.mark(.planned)

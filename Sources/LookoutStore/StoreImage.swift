@@ -107,26 +107,34 @@ public struct JournalEntry: Sendable, Equatable {
     }
 }
 
-/// Where a store makes its writes durable. ``Store`` calls ``record(_:)`` for each
-/// write that changes something, in revision order, under its write lock, and publishes
-/// the write (and acknowledges it) only after it returns.
+/// Where a store makes its writes durable. ``Store`` records each write that changes
+/// something, in revision order, under its write lock, and publishes the write (and
+/// acknowledges it) only after the journal returns. Several writes may be recorded in one
+/// call: a group commit, durable together, at the cost of one.
 public protocol StoreJournal: Sendable {
-    /// Makes `entry` durable, or throws and keeps nothing of it.
-    func record(_ entry: JournalEntry) throws
+    /// Makes `entries` (consecutive revisions, in order) durable together, or throws and
+    /// keeps none of them.
+    func record(_ entries: [JournalEntry]) throws
 
-    /// Makes the entry `write` returns durable, or nothing when it returns nil.
+    /// Makes the entries `write` returns durable together, or nothing when it returns none.
     ///
     /// A journal other writers share (several instances on one database) holds its
     /// write lock while `write` runs, and gives it the entries the others committed
     /// after `revision`, in order, for the store to apply before planning its own on
-    /// top: so the entry follows them and no write is planned on a stale state.
-    func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws
+    /// top: so the entries follow them and no write is planned on a stale state.
+    func record(after revision: UInt64, _ write: ([JournalEntry]) -> [JournalEntry]) throws
 }
 
 extension StoreJournal {
     /// For a journal only one store writes: nobody else commits.
-    public func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
-        if let entry = write([]) { try record(entry) }
+    public func record(after revision: UInt64, _ write: ([JournalEntry]) -> [JournalEntry]) throws {
+        let entries = write([])
+        if !entries.isEmpty { try record(entries) }
+    }
+
+    /// Makes one entry durable.
+    public func record(_ entry: JournalEntry) throws {
+        try record([entry])
     }
 }
 

@@ -20,10 +20,10 @@ public enum WakeTrace {
     public enum Stage: Int, CaseIterable, Sendable {
         /// The write request was read whole (the C layer's dispatch).
         case received
-        /// The write began to run (after any hand-over to another thread).
-        case started
-        /// Its token was verified.
+        /// Its token was verified and its body read.
         case authorized
+        /// The write began to run in the store (after any hand-over to another thread).
+        case started
         /// The next snapshot and the changed keys were worked out.
         case planned
         /// Storage returned: durable, on SQLite.

@@ -107,7 +107,7 @@ struct PersistenceContractTests {
     @Test("a store refuses a write its journal cannot record, and keeps its state")
     func failingJournal() throws {
         struct Refusing: StoreJournal {
-            func record(_ entry: JournalEntry) throws { throw PersistenceError.full("test") }
+            func record(_ entries: [JournalEntry]) throws { throw PersistenceError.full("test") }
         }
         let storage = MemoryPersistence()
         try storage.create(epoch: "e")

@@ -36,15 +36,15 @@ struct PostgresPersistenceTests {
         var handed: [JournalEntry] = []
         try other.record(after: 1) { committed in
             handed = committed
-            return JournalEntry(revision: 4, memberships: [], documents: [])
+            return [JournalEntry(revision: 4, memberships: [], documents: [])]
         }
         #expect(handed.map(\.revision) == [2, 3])
         #expect(handed.last?.documents.first?.document?.fields == ["id": 1, "title": "three"])
         #expect(try other.load()?.revision == 4)
         #expect(throws: PersistenceError.self, "an entry that skips a revision") {
-            try other.record(after: 4) { _ in JournalEntry(revision: 6, memberships: [], documents: []) }
+            try other.record(after: 4) { _ in [JournalEntry(revision: 6, memberships: [], documents: [])] }
         }
-        try other.record(after: 4) { _ in nil }
+        try other.record(after: 4) { _ in [] }
         #expect(try other.load()?.revision == 4, "nothing was recorded")
     }
 

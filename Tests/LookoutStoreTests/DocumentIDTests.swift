@@ -1,5 +1,6 @@
 import LookoutJSON
 import LookoutStore
+import Synchronization
 import Testing
 
 /// Ids are 1...2^53 − 1 (issue 16: a client-given id of Int.max made the next create
@@ -57,5 +58,73 @@ struct DocumentIDTests {
         #expect(commit.document?["f1"] == 1)
         #expect(commit.document?["f2"] == nil)
         #expect(commit.document?.keys.prefix(3) == ["id", "f1", "f3"])
+    }
+}
+
+/// Group commits (issue 17): several writes planned in order, recorded in one commit.
+@Suite("Store: writes applied together")
+struct GroupCommitTests {
+    /// Records what it is given, in one list per commit; or fails before asking for
+    /// anything, as a lost database does.
+    final class Journal: StoreJournal {
+        let commits = Mutex<[[UInt64]]>([])
+        let lost = Atomic<Bool>(false)
+
+        func record(_ entries: [JournalEntry]) throws {
+            commits.withLock { $0.append(entries.map(\.revision)) }
+        }
+
+        func record(after revision: UInt64, _ write: ([JournalEntry]) -> [JournalEntry]) throws {
+            if lost.load(ordering: .relaxed) { throw PersistenceLost() }
+            let entries = write([])
+            if !entries.isEmpty { try record(entries) }
+        }
+    }
+
+    struct PersistenceLost: Error {}
+
+    func store(_ journal: Journal) throws -> Store {
+        try Store(
+            restoring: StoreImage(epoch: "e", revision: 0, collections: []),
+            declarations: [try DocumentCollection(name: "items", documents: [["id": 1, "n": 0]])], journal: journal)
+    }
+
+    @Test("writes in one group are planned on each other, one commit, refusals kept apart")
+    func oneCommit() throws {
+        let journal = Journal()
+        let store = try store(journal)
+        let outcomes = store.apply([
+            Store.Write(.patch(collection: "items", id: 1, patch: ["n": 1])),
+            Store.Write(.patch(collection: "items", id: 9, patch: ["n": 1])),
+            Store.Write(.patch(collection: "items", id: 1, patch: ["n": 2]), expectedRevisions: [2]),
+            Store.Write(.create(collection: "items", document: [:])),
+        ])
+        #expect(try outcomes[0].get().revision == 2)
+        #expect(throws: StoreError.documentNotFound(collection: "items", id: 9)) { try outcomes[1].get() }
+        #expect(try outcomes[2].get().document?["n"] == 2, "planned on the first write of the group")
+        #expect(try outcomes[3].get().id == 2)
+        #expect(journal.commits.withLock { $0.last } == [2, 3, 4])
+        var reads = ReadSet()
+        #expect(store.snapshot().document(1, in: "items", reads: &reads)?["n"] == 2)
+    }
+
+    @Test("a journal that fails before asking for the entries fails every write of the group")
+    func lostJournal() throws {
+        let journal = Journal()
+        let store = try store(journal)
+        journal.lost.store(true, ordering: .relaxed)
+        let outcomes = store.apply([
+            Store.Write(.patch(collection: "items", id: 1, patch: ["n": 1])),
+            Store.Write(.patch(collection: "items", id: 1, patch: ["n": 2])),
+        ])
+        #expect(outcomes.count == 2)
+        for outcome in outcomes {
+            guard case .failure(.storageFailed) = outcome else {
+                Issue.record("expected a storage failure, got \(outcome)")
+                continue
+            }
+        }
+        #expect(throws: StoreError.self) { try store.apply(.patch(collection: "items", id: 1, patch: ["n": 3])) }
+        #expect(store.snapshot().revision == 1)
     }
 }

@@ -16,19 +16,21 @@ struct SharedJournalTests {
 
         let log = Mutex<[JournalEntry]>([])
 
-        func record(_ entry: JournalEntry) throws {
+        func record(_ entries: [JournalEntry]) throws {
+            try log.withLock { log throws(NotNext) in try Self.append(entries, to: &log) }
+        }
+
+        func record(after revision: UInt64, _ write: ([JournalEntry]) -> [JournalEntry]) throws {
             try log.withLock { log throws(NotNext) in
-                guard entry.revision == UInt64(log.count) + 1 else { throw NotNext() }
-                log.append(entry)
+                try Self.append(write(Array(log[Int(revision)...])), to: &log)
             }
         }
 
-        func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
-            try log.withLock { log throws(NotNext) in
-                guard let entry = write(Array(log[Int(revision)...])) else { return }
-                guard entry.revision == UInt64(log.count) + 1 else { throw NotNext() }
-                log.append(entry)
+        private static func append(_ entries: [JournalEntry], to log: inout [JournalEntry]) throws(NotNext) {
+            for (offset, entry) in entries.enumerated() where entry.revision != UInt64(log.count + offset) + 1 {
+                throw NotNext()
             }
+            log += entries
         }
 
         func entries(after revision: UInt64) -> [JournalEntry] {

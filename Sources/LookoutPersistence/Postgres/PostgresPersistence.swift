@@ -161,20 +161,28 @@ public final class PostgresPersistence: Persistence {
     /// Records `entry` if it follows the stored revision; refuses it, recording nothing,
     /// when another instance has written since (``Store`` writes with
     /// ``record(after:_:)``, which plans on those writes instead).
-    public func record(_ entry: JournalEntry) throws {
+    public func record(_ entries: [JournalEntry]) throws {
         try link.transaction { session in
-            let stored = try Self.lockRevision(in: session)
-            guard entry.revision == stored + 1 else {
-                throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
+            try insert(entries, after: try Self.lockRevision(in: session), in: session)
+        }
+    }
+
+    /// Inserts consecutive entries that must follow `stored`.
+    private func insert(_ entries: [JournalEntry], after stored: UInt64, in session: Session) throws {
+        var previous = stored
+        for entry in entries {
+            guard entry.revision == previous + 1 else {
+                throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(previous)")
             }
             try insert(entry, in: session)
+            previous = entry.revision
         }
     }
 
     /// Locks the revision row, hands `write` every entry committed after `revision`, and
-    /// records the entry it returns, all in one transaction: instances' writes queue on
+    /// records the entries it returns, all in one transaction: instances' writes queue on
     /// the row lock and each is planned on the state the one before left.
-    public func record(after revision: UInt64, _ write: ([JournalEntry]) -> JournalEntry?) throws {
+    public func record(after revision: UInt64, _ write: ([JournalEntry]) -> [JournalEntry]) throws {
         try link.transaction { session in
             let stored = try Self.lockRevision(in: session)
             var committed: [JournalEntry] = []
@@ -185,11 +193,7 @@ public final class PostgresPersistence: Persistence {
                 committed += batch
                 last = end
             }
-            guard let entry = write(committed) else { return }
-            guard entry.revision == stored + 1 else {
-                throw PersistenceError.failed("revision \(entry.revision) does not follow the stored \(stored)")
-            }
-            try insert(entry, in: session)
+            try insert(write(committed), after: stored, in: session)
         }
     }
 

@@ -1,0 +1,103 @@
+import Dispatch
+import LookoutHTTP
+import LookoutStore
+import LookoutTrace
+import Synchronization
+
+#if canImport(Foundation)
+    import Foundation
+#endif
+
+/// A write ready for the store: the write, and how its outcome is answered.
+struct PreparedWrite: Sendable {
+    let write: Store.Write
+    /// The answer for the write's outcome; a refusal (a ``StoreError``) is rethrown, to be
+    /// answered as an error by the responder.
+    let answer: @Sendable (Result<Commit, StoreError>) throws -> HTTPResponse
+    /// When the request was read whole and when its token was verified (tracing only).
+    var receivedAt: UInt64 = 0
+    var authorizedAt: UInt64 = 0
+}
+
+/// Where writes run, by how storage makes them durable.
+///
+/// - With nothing to wait for (in-memory storage), a write runs whole on the event loop
+///   that read it: a write and the long-polls it wakes cross no thread.
+/// - Otherwise on one thread of its own as group commits: every write that arrived while
+///   the previous commit was being made durable is planned in order and recorded in one
+///   commit (one fsync on SQLite, one transaction on PostgreSQL), then published, and each
+///   is answered only once that commit is durable. Event loops never wait for storage.
+///
+/// Writes are applied in the order they reach the store either way, and each is answered
+/// after the waiters it woke, which are resumed together with it.
+final class WriteExecutor: Sendable {
+    /// Most writes in one commit: a bound on how long the first of them waits.
+    static let maxGroup = 256
+
+    private struct Pending: Sendable {
+        let prepared: PreparedWrite
+        let done: @Sendable (Result<HTTPResponse, any Error>) -> Void
+    }
+
+    private let store: Store
+    let isInline: Bool
+    private let queue = Mutex<[Pending]>([])
+    private let work = DispatchSemaphore(value: 0)
+
+    init(store: Store, inline: Bool) {
+        self.store = store
+        self.isInline = inline
+        if !inline {
+            let thread = Thread { [self] in run() }
+            thread.name = "lookout.writes"
+            thread.start()
+        }
+    }
+
+    /// Applies `prepared` now, on this thread (``isInline`` only).
+    func applyNow(_ prepared: PreparedWrite) throws -> HTTPResponse {
+        try SuspendedRequest.resumingTogether {
+            Self.trace(prepared)
+            return try prepared.answer(store.apply([prepared.write])[0])
+        }
+    }
+
+    /// Queues `prepared` for the next group commit; `done` is called with its answer on
+    /// the writer's thread, inside the batch whose resumptions go together.
+    func submit(_ prepared: PreparedWrite, done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
+        let first = queue.withLock { queue in
+            queue.append(Pending(prepared: prepared, done: done))
+            return queue.count == 1
+        }
+        if first { work.signal() }
+    }
+
+    private func run() {
+        while true {
+            work.wait()
+            while true {
+                let group = queue.withLock { queue -> [Pending] in
+                    let taken = Array(queue.prefix(Self.maxGroup))
+                    queue.removeFirst(taken.count)
+                    return taken
+                }
+                if group.isEmpty { break }
+                SuspendedRequest.resumingTogether {
+                    if let last = group.last { Self.trace(last.prepared) }
+                    let outcomes = store.apply(group.map(\.prepared.write))
+                    for (pending, outcome) in zip(group, outcomes) {
+                        pending.done(Result { try pending.prepared.answer(outcome) })
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stamps the stages a write went through before it ran (one write's, per group).
+    private static func trace(_ prepared: PreparedWrite) {
+        guard WakeTrace.isEnabled else { return }
+        WakeTrace.mark(.received, at: prepared.receivedAt)
+        WakeTrace.mark(.authorized, at: prepared.authorizedAt)
+        WakeTrace.mark(.started)
+    }
+}
