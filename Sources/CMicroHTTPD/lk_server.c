@@ -386,7 +386,7 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
     pthread_mutex_init(&server->lock, NULL);
     pthread_cond_init(&server->thread_quiesced, NULL);
     lk_clients_init(&server->clients, config->per_ip_connection_limit);
-    size_t max_head = config->max_head_bytes > 0 ? config->max_head_bytes : 16384;
+    size_t max_head = config->max_head_bytes > 0 ? config->max_head_bytes : 8192;
     server->limits = (lk_frame_limits){
         .max_head = max_head,
         .max_target = max_head < 8192 ? max_head : 8192,

@@ -12,8 +12,8 @@
 #include <stdatomic.h>
 
 // Most header fields, and query parameters in the target, a request may have.
-#define LK_MAX_FIELDS 100
-#define LK_MAX_PARAMETERS 256
+#define LK_MAX_FIELDS 64
+#define LK_MAX_PARAMETERS 128
 
 typedef struct lk_thread lk_thread;
 

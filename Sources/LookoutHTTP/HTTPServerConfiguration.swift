@@ -36,7 +36,7 @@ public struct HTTPServerConfiguration: Sendable {
         maxConnections: Int = 16_000,
         maxConnectionsPerClient: Int = 1_000,
         idleTimeoutSeconds: Int = 60,
-        maxHeadBytes: Int = 16 * 1024,
+        maxHeadBytes: Int = 8 * 1024,
         maxBodyBytes: Int = 1024 * 1024,
         requestTimeoutSeconds: Int = 20
     ) {

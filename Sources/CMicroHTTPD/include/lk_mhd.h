@@ -55,7 +55,7 @@ typedef struct lk_mhd_config {
     unsigned int idle_timeout_seconds;
     /// Largest request head (request line, header fields, and the empty line), in bytes;
     /// larger ones are answered 431 (414 for the request line alone). It sizes
-    /// libmicrohttpd's per-connection memory.
+    /// libmicrohttpd's per-connection memory; 0 means 8192.
     size_t max_head_bytes;
     /// Largest request body accepted; larger ones are answered 413.
     size_t max_body_bytes;
