@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "lk_guard.h"
 
+#include "lk_head.h"
 #include "lk_server.h"
 
 #include <errno.h>
@@ -44,6 +45,14 @@ struct lk_guard_conn {
     uint64_t body_bytes;
     lk_guard_conn *previous;
     lk_guard_conn *next;
+    // The targets of the heads given to libmicrohttpd, which sees "/" instead, oldest first.
+    struct lk_target *targets;
+    struct lk_target *last_target;
+};
+
+struct lk_target {
+    struct lk_target *next;
+    char *text;
 };
 
 // A minimal request head: stands in for a refused head, so that libmicrohttpd starts a
@@ -115,6 +124,7 @@ static void lk_guard_set_deadline(lk_guard_conn *conn, uint64_t deadline_ms) {
 void lk_guard_close(lk_guard_conn *conn) {
     atomic_store_explicit(&lk_guard_table[conn->fd], NULL, memory_order_release);
     lk_guard_unlist(conn);
+    while (conn->targets != NULL) free(lk_guard_take_target(conn));
     free(conn->stash);
     free(conn);
 }
@@ -141,6 +151,34 @@ void lk_guard_set_counted(lk_guard_conn *conn) {
     conn->counted = 1;
 }
 
+// Keeps the target of a head given to libmicrohttpd, for lk_guard_take_target; NULL (a
+// stand-in head, or out of memory) is taken as "/".
+static void lk_guard_push_target(lk_guard_conn *conn, char *text) {
+    struct lk_target *target = malloc(sizeof(*target));
+    if (target == NULL) {
+        free(text);
+        return;  // lk_guard_take_target then finds fewer targets than requests and gives "/"
+    }
+    target->next = NULL;
+    target->text = text;
+    if (conn->last_target != NULL) {
+        conn->last_target->next = target;
+    } else {
+        conn->targets = target;
+    }
+    conn->last_target = target;
+}
+
+char *lk_guard_take_target(lk_guard_conn *conn) {
+    struct lk_target *target = conn->targets;
+    if (target == NULL) return NULL;
+    conn->targets = target->next;
+    if (conn->targets == NULL) conn->last_target = NULL;
+    char *text = target->text;
+    free(target);
+    return text;
+}
+
 // Refuses the request being read, found faulty in `state`: libmicrohttpd is given what
 // ends it (unless it is inside opaque body bytes, where nothing can), and the fault is
 // kept for the handler. Returns 0 when the connection must be closed instead.
@@ -153,6 +191,7 @@ static int lk_guard_refuse(lk_guard_conn *conn, lk_frame_state state, lk_frame_f
     case LK_FRAME_HEAD:
         conn->completion = lk_stand_in_head;
         conn->refused = ++conn->heads;
+        lk_guard_push_target(conn, NULL);
         break;
     case LK_FRAME_CHUNK_SIZE: conn->completion = "0\r\n\r\n"; break;
     case LK_FRAME_CHUNK_END: conn->completion = "\r\n0\r\n\r\n"; break;
@@ -167,19 +206,48 @@ static int lk_guard_refuse(lk_guard_conn *conn, lk_frame_state state, lk_frame_f
     return 1;
 }
 
-// Reads the next element of `data`, counting heads. Returns as lk_frame_next does; on a
-// refusal the guard is set up to end the request.
-static ssize_t lk_guard_element(lk_guard_conn *conn, const uint8_t *data, size_t length) {
+// Reads the next element of the `*length` bytes at `data`, counting heads, and rewrites it
+// for libmicrohttpd in place: a head as lk_head_compact has it (its target kept aside), a
+// trailer field left out (no route reads trailers). What follows the element moves down
+// and *length shrinks by what was left out. Returns as lk_frame_next does, except that a
+// complete element's length is its rewritten one (0 for a dropped trailer field, which
+// *dropped tells apart from an incomplete element); on a refusal the guard is set up to
+// end the request.
+static ssize_t lk_guard_element(lk_guard_conn *conn, uint8_t *data, size_t *length, int *dropped) {
+    lk_mhd_server *server = conn->loop->server;
     lk_frame_state state = conn->frame.state;
-    ssize_t read = lk_frame_next(&conn->frame, &conn->loop->server->limits, data, length);
-    if (read > 0 && state == LK_FRAME_HEAD) {
+    *dropped = 0;
+    ssize_t read = lk_frame_next(&conn->frame, &server->limits, data, *length);
+    if (read < 0) {
+        (void)lk_guard_refuse(conn, state, conn->frame.fault);
+        return read;
+    }
+    if (read == 0) return 0;
+    size_t kept = (size_t)read;
+    if (state == LK_FRAME_HEAD) {
+        size_t fields = 0;
+        char *target = NULL;
+        kept = lk_head_compact(data, (size_t)read, server->kept_headers, &fields, &target);
+        if (kept > server->kept_head_max || fields > server->kept_fields_max) {
+            free(target);
+            lk_frame_fault large = {431, "header_fields_too_large",
+                                    "The header fields Lookout reads (Authorization and the like) are too large."};
+            (void)lk_guard_refuse(conn, state, large);
+            return -1;
+        }
         conn->heads++;
         conn->since_ms = 0;
         conn->body_bytes = 0;
-    } else if (read < 0) {
-        (void)lk_guard_refuse(conn, state, conn->frame.fault);
+        lk_guard_push_target(conn, target);
+    } else if (state == LK_FRAME_TRAILERS && conn->frame.state == LK_FRAME_TRAILERS) {
+        kept = 0;  // a trailer field; the empty line that ends the section goes on
+        *dropped = 1;
     }
-    return read;
+    if (kept < (size_t)read) {
+        memmove(data + kept, data + read, *length - (size_t)read);
+        *length -= (size_t)read - kept;
+    }
+    return (ssize_t)kept;
 }
 
 static void lk_guard_skip(lk_guard_conn *conn, uint64_t count) {
@@ -224,24 +292,29 @@ static void lk_guard_release_stash(lk_guard_conn *conn) {
     }
 }
 
-// Checks `count` bytes just read into `data` in place. Returns how many of them may go to
-// libmicrohttpd now; the start of an incomplete element after them goes to the stash.
-static size_t lk_guard_check_in_place(lk_guard_conn *conn, const uint8_t *data, size_t count) {
+// Checks `*count` bytes just read into `data` in place, rewriting heads and dropping
+// trailer fields as lk_guard_element does (so *count may shrink). Returns how many of the
+// bytes may go to libmicrohttpd now; the start of an incomplete element after them goes to
+// the stash.
+static size_t lk_guard_check_in_place(lk_guard_conn *conn, uint8_t *data, size_t *count) {
     size_t position = 0;
-    while (position < count) {
+    while (position < *count) {
         uint64_t opaque = lk_frame_opaque(&conn->frame);
         if (opaque > 0) {
-            size_t passing = opaque < count - position ? (size_t)opaque : count - position;
+            size_t passing = opaque < *count - position ? (size_t)opaque : *count - position;
             lk_guard_skip(conn, passing);
             position += passing;
             continue;
         }
-        ssize_t read = lk_guard_element(conn, data + position, count - position);
-        if (read > 0) {
+        size_t left = *count - position;
+        int dropped = 0;
+        ssize_t read = lk_guard_element(conn, data + position, &left, &dropped);
+        *count = position + left;
+        if (read > 0 || dropped) {
             position += (size_t)read;
             continue;
         }
-        if (read == 0 && !lk_guard_stash(conn, data + position, count - position)) {
+        if (read == 0 && !lk_guard_stash(conn, data + position, *count - position)) {
             lk_frame_fault memory = {503, "out_of_memory", "The server is out of memory; retry shortly."};
             (void)lk_guard_refuse(conn, conn->frame.state, memory);
         }
@@ -281,16 +354,18 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
             continue;
         }
         if (opaque == 0 && conn->stash_length > 0) {
-            ssize_t read = lk_guard_element(conn, conn->stash, conn->stash_length);
+            int dropped = 0;
+            ssize_t read = lk_guard_element(conn, conn->stash, &conn->stash_length, &dropped);
             if (read > 0) conn->ready = (size_t)read;
-            if (read != 0) continue;
+            if (read != 0 || dropped) continue;
         }
         if (conn->stash_length == 0) {
             // The usual case: read straight into libmicrohttpd's buffer and check in place.
             size_t room = length - out;
             got = recvfrom(conn->fd, buffer + out, room, 0, NULL, NULL);
             if (got <= 0) break;
-            out += lk_guard_check_in_place(conn, buffer + out, (size_t)got);
+            size_t count = (size_t)got;
+            out += lk_guard_check_in_place(conn, buffer + out, &count);
             // A short read drained the socket, as libmicrohttpd assumes. In the middle of a
             // request, read once more anyway: an end of stream that came with the last bytes
             // gives no further event, and libmicrohttpd would wait for the rest of the body.

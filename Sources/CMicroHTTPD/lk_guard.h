@@ -58,6 +58,11 @@ lk_guard_conn *lk_guard_of(struct MHD_Connection *connection);
 /// (1 for the first).
 unsigned long long lk_guard_request_started(lk_guard_conn *conn);
 
+/// The target of the next request libmicrohttpd starts on the connection, as sent (in origin
+/// form), malloc'd for the caller to free; NULL means "/". libmicrohttpd itself sees "/"
+/// (lk_head.h).
+char *lk_guard_take_target(lk_guard_conn *conn);
+
 /// The fault that refused request number `request` of the connection, or NULL.
 const lk_frame_fault *lk_guard_fault(const lk_guard_conn *conn, unsigned long long request);
 

@@ -84,15 +84,6 @@ void lk_mhd_request_set_trace_tag(lk_mhd_request *request, uint64_t tag) {
 
 _Static_assert(sizeof(unsigned int) >= 4, "HTTP status codes need at least 16 bits");
 
-// The origin form of a target: an absolute-form target (RFC 9112 §3.2.2, which the guard
-// let through only as http or https with a host) loses its scheme and authority.
-static const char *lk_origin_form(const char *target) {
-    size_t scheme = strncasecmp(target, "http://", 7) == 0 ? 7 : strncasecmp(target, "https://", 8) == 0 ? 8 : 0;
-    if (scheme == 0) return target;
-    const char *path = target + scheme + strcspn(target + scheme, "/?");
-    return *path == '/' ? path : NULL;  // "http://host" or "http://host?q": the path is "/"
-}
-
 void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
     lk_loop *loop = cls;
     struct lk_mhd_request *request = calloc(1, sizeof(*request));
@@ -104,15 +95,9 @@ void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
     request->connection = connection;
     request->guard = lk_guard_of(connection);
     request->number = request->guard != NULL ? lk_guard_request_started(request->guard) : 0;
-    const char *target = lk_origin_form(uri != NULL ? uri : "/");
-    if (target == NULL) {
-        const char *query = strchr(uri, '?');
-        size_t length = 1 + (query != NULL ? strlen(query) : 0);
-        request->target = malloc(length + 1);
-        if (request->target != NULL) snprintf(request->target, length + 1, "/%s", query != NULL ? query : "");
-    } else {
-        request->target = strdup(target);
-    }
+    (void)uri;  // "/": the target as sent is kept by the guard (lk_head.h)
+    request->target = request->guard != NULL ? lk_guard_take_target(request->guard) : NULL;
+    if (request->target == NULL) request->target = strdup("/");
     atomic_init(&request->state, LK_READING);
     if (request->target == NULL) {
         free(request);

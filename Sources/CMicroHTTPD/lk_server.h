@@ -67,6 +67,11 @@ struct lk_mhd_server {
     // What a request may be (lk_frame.h), and the guard's derived sizes.
     lk_frame_limits limits;
     size_t stash_capacity;
+    // What of a head libmicrohttpd is given (lk_head.h): the fields read, a copy of the
+    // configured list or NULL for all; and how much of it, at most.
+    char *kept_headers;
+    size_t kept_head_max;
+    size_t kept_fields_max;
     uint64_t request_timeout_ms;
     int listen_fd;  // shared by every thread; closed by us, once
     pthread_mutex_t lock;

@@ -34,6 +34,9 @@ public final class Application: Sendable {
         self.metrics = metrics
     }
 
+    /// The request header fields Lookout reads; the server keeps no other.
+    public static var requestHeaders: [String] { LookoutResponder.requestHeaders }
+
     /// The port it listens on, once started.
     public var port: Int { server.port }
 
@@ -111,7 +114,9 @@ public func buildApplication(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
         writes: WriteExecutor(store: store, inline: configuration.database == .memory),
         maxBodyBytes: configuration.http.maxBodyBytes, logger: logger, metrics: metrics)
-    let server = HTTPServer(configuration: configuration.http, responder: responder)
+    var http = configuration.http
+    http.requestHeaders = LookoutResponder.requestHeaders
+    let server = HTTPServer(configuration: http, responder: responder)
     // Weak: the server holds the routes, which hold the metrics.
     metrics.beforeEachScrape { [weak server] metrics in
         metrics.heldSessions.set(to: Double(server?.suspendedCount ?? 0))

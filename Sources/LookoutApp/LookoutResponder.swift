@@ -9,6 +9,11 @@ import LookoutStore
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
 /// and nowhere else. Every answer is counted and timed by its route's ``RouteMetrics``.
 struct LookoutResponder: HTTPResponder {
+    /// The request header fields any route reads; the server keeps no other
+    /// (``HTTPServerConfiguration/requestHeaders``). A route reading a field not listed
+    /// here would never see it: `RequestHeadersTests` checks the sources against this list.
+    static let requestHeaders = ["Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id"]
+
     let router: Router
     let longPoll: LongPoll
     let writes: WriteExecutor

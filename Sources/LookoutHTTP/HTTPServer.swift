@@ -98,8 +98,10 @@ public final class HTTPServer: Sendable {
             return state.pointers
         }
         guard !running.isEmpty else { return true }
-        running.forEach { lk_mhd_quiesce($0) }
+        // Refusing new work first: a request that finds its answer marked to close the
+        // connection (lk_mhd_quiesce) must not then be taken on as work shutdown waits for.
         core.isDraining.store(true, ordering: .releasing)
+        running.forEach { lk_mhd_quiesce($0) }
         core.suspended.endWaits()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
@@ -125,6 +127,10 @@ public final class HTTPServer: Sendable {
 
     private func startDaemon(address: String, port: Int, context: UnsafeMutableRawPointer) throws -> OpaquePointer {
         var error = [CChar](repeating: 0, count: 256)
+        // "authorization\0content-type\0\0": the names, lowercase, each ended by NUL.
+        let requestHeaders: [CChar]? = configuration.requestHeaders.map { names in
+            names.flatMap { $0.lowercased().utf8.map { CChar(bitPattern: $0) } + [0] } + [0]
+        }
         let daemon = address.withCString { bindAddress -> OpaquePointer? in
             var config = lk_mhd_config()
             config.bind_address = bindAddress
@@ -139,7 +145,11 @@ public final class HTTPServer: Sendable {
             config.request_timeout_seconds = UInt32(clamping: configuration.requestTimeoutSeconds)
             config.handler = handleRequest
             config.context = context
-            return lk_mhd_start(&config, &error, error.count)
+            guard let requestHeaders else { return lk_mhd_start(&config, &error, error.count) }
+            return requestHeaders.withUnsafeBufferPointer { names in
+                config.request_headers = names.baseAddress
+                return lk_mhd_start(&config, &error, error.count)  // copies the names
+            }
         }
         guard let daemon else {
             throw HTTPServerError.cannotListen(

@@ -12,6 +12,12 @@ public struct HTTPServerConfiguration: Sendable {
     /// resuming a held request makes libmicrohttpd 0.9.75 walk every suspended connection of
     /// its daemon, so more daemons make each walk shorter.
     public var daemonsPerThread: Int = 8
+    /// The request header fields the responder reads; nil for all. Only these (and the
+    /// fields that frame a request) are kept in libmicrohttpd's per-connection memory,
+    /// which stays resident while a connection lives: with a list it is 4 KiB a
+    /// connection, and the fields read must fit in 2.5 KiB (else 431). The responder sees
+    /// no other field.
+    public var requestHeaders: [String]?
     /// Most open connections per address; more wait in the kernel's accept queue.
     /// It is split evenly among the threads.
     public var maxConnections: Int
@@ -36,7 +42,7 @@ public struct HTTPServerConfiguration: Sendable {
         maxConnections: Int = 16_000,
         maxConnectionsPerClient: Int = 1_000,
         idleTimeoutSeconds: Int = 60,
-        maxHeadBytes: Int = 8 * 1024,
+        maxHeadBytes: Int = 16 * 1024,
         maxBodyBytes: Int = 1024 * 1024,
         requestTimeoutSeconds: Int = 20
     ) {

@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "Largest request head (request line and headers) in bytes; larger ones get 431. [env: LOOKOUT_MAX_HEADER_BYTES, default: 8192]"
+            "Largest request head (request line and headers) in bytes; larger ones get 431. [env: LOOKOUT_MAX_HEADER_BYTES, default: 16384]"
     )
     var maxHeaderBytes: Int?
 

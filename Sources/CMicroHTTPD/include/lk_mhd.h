@@ -55,10 +55,16 @@ typedef struct lk_mhd_config {
     unsigned int idle_timeout_seconds;
     /// Largest request head (request line, header fields, and the empty line), in bytes;
     /// larger ones are answered 431 (414 for the request line alone). It sizes
-    /// libmicrohttpd's per-connection memory; 0 means 8192.
+    /// libmicrohttpd's per-connection memory unless `request_headers` lists the fields read; 0 means 16384.
     size_t max_head_bytes;
     /// Largest request body accepted; larger ones are answered 413.
     size_t max_body_bytes;
+    /// The request header fields the handler reads, lowercase, each ended by NUL, the list
+    /// ended by an empty name ("authorization\0content-type\0\0"); NULL: all of them.
+    /// libmicrohttpd is given only these (and the framing fields), so its per-connection
+    /// memory, resident for as long as a connection lives, can be small: with a list, the
+    /// fields given must fit in LK_MHD_KEPT_HEAD_BYTES (else 431).
+    const char *request_headers;
     /// Seconds a request's head may take to arrive from its first byte, and its body's
     /// grace before it must average 1 KiB/s; 0 means 20.
     unsigned int request_timeout_seconds;
@@ -66,6 +72,11 @@ typedef struct lk_mhd_config {
     lk_mhd_handler handler;
     void *context;
 } lk_mhd_config;
+
+/// With a list of request headers: the most bytes of the head libmicrohttpd is given (the
+/// request line, with the target as "/", and the fields read), and how many fields.
+#define LK_MHD_KEPT_HEAD_BYTES 2048
+#define LK_MHD_KEPT_FIELDS 16
 
 /// One response header.
 typedef struct lk_mhd_header {
