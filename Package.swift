@@ -43,6 +43,8 @@ let package = Package(
             ]
         ),
         .target(name: "LookoutFeeds", dependencies: ["LookoutStore", "LookoutJSON"]),
+        // Reading a data file (`--data-file`, `lookout import`) from its parsed JSON.
+        .target(name: "LookoutDataFile", dependencies: ["LookoutJSON", "LookoutStore", "LookoutAuth"]),
         .target(
             name: "LookoutPersistence",
             dependencies: [
@@ -55,6 +57,7 @@ let package = Package(
             name: "LookoutApp",
             dependencies: [
                 "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds", "LookoutPersistence",
+                "LookoutDataFile",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -81,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "LookoutAppTests",
             dependencies: [
-                "LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport",
+                "LookoutApp", "LookoutAuth", "LookoutHTTP", "LookoutJSON", "LookoutTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

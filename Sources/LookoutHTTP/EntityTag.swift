@@ -1,15 +1,17 @@
 /// Cursors as entity tags: `"<epoch>-<revision>"`, the store's epoch and the highest
 /// revision a response read. The same content at the same epoch has the same tag.
-struct EntityTag: Equatable, Sendable {
-    let epoch: String
-    let revision: UInt64
+public struct EntityTag: Equatable, Sendable {
+    /// The store's epoch: which history the revision counts in.
+    public let epoch: String
+    /// The highest revision the response read.
+    public let revision: UInt64
 
     /// The quoted header form.
-    var header: String { "\"\(epoch)-\(revision)\"" }
+    public var header: String { "\"\(epoch)-\(revision)\"" }
 
     /// Parses a tag with or without quotes and `W/`, as sent in `If-None-Match` or
     /// `?since=`.
-    init?(parsing text: Substring) {
+    public init?(parsing text: Substring) {
         var tag = text.trimmingSpaces()
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
         if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
@@ -20,18 +22,19 @@ struct EntityTag: Equatable, Sendable {
         self.revision = revision
     }
 
-    init(epoch: String, revision: UInt64) {
+    /// The tag of what was read at `revision` of the store with `epoch`.
+    public init(epoch: String, revision: UInt64) {
         self.epoch = epoch
         self.revision = revision
     }
 
     /// The first tag listed in an `If-Match` or `If-None-Match` header.
-    static func first(in header: String?) -> EntityTag? {
+    public static func first(in header: String?) -> EntityTag? {
         header?.split(separator: ",").lazy.compactMap { EntityTag(parsing: $0) }.first
     }
 
     /// Whether an `If-None-Match` header names this tag (or is `*`).
-    func isMatched(byIfNoneMatch header: String?) -> Bool {
+    public func isMatched(byIfNoneMatch header: String?) -> Bool {
         guard let header else { return false }
         return header.split(separator: ",").contains { candidate in
             candidate.trimmingSpaces() == "*" || EntityTag(parsing: candidate) == self

@@ -2,70 +2,52 @@ import LookoutAuth
 import LookoutJSON
 import LookoutStore
 
-#if canImport(Foundation)
-    import Foundation
-#endif
-
 /// A data file: the collections to serve and the users who can log in.
 ///
 /// ```json
 /// {"collections": [{"name": "info_feed", "page_size": 10, "sort": ["id"], "documents": [...]}],
 ///  "users": [{"email": "demo@example.com", "role": "reader", "password_hash": "$scrypt$..."}]}
 /// ```
-struct DataFile {
-    let collections: [DocumentCollection]
-    let users: [User]
+///
+/// Reading one needs no disk: ``init(json:)`` takes the parsed file, so the `lookout`
+/// executable, the data commands and the fuzzers read it the same way.
+public struct DataFile: Sendable {
+    /// The declared collections, in file order.
+    public let collections: [DocumentCollection]
+    /// The users, in file order.
+    public let users: [User]
 
-    /// Loads the file at `path`, or the demo data shipped with Lookout when `path` is nil.
-    static func load(path: String?) throws(StartupError) -> DataFile {
-        let location: String
-        if let path {
-            location = path
-        } else {
-            guard let bundled = Bundle.module.path(forResource: "demo-data", ofType: "json") else {
-                throw StartupError("the bundled demo data is missing; pass --data-file")
-            }
-            location = bundled
-        }
-        guard let data = FileManager.default.contents(atPath: location) else {
-            throw StartupError("cannot read data file \(location)")
-        }
-        do {
-            return try DataFile(json: try JSONParser.parse(Array(data)))
-        } catch let error as JSONParseError {
-            throw StartupError("data file \(location) is not valid JSON: \(error)")
-        } catch let error as StartupError {
-            throw StartupError("data file \(location): \(error)")
-        } catch {
-            throw StartupError("data file \(location): \(error)")
-        }
-    }
-
-    init(json: JSONValue) throws {
-        guard case .object(let root) = json else { throw StartupError("the top level must be an object") }
+    /// Reads a parsed data file.
+    /// - Throws: ``DataFileError`` naming the first entry that cannot be used.
+    public init(json: JSONValue) throws(DataFileError) {
+        guard case .object(let root) = json else { throw DataFileError("the top level must be an object") }
         let collectionList = try Self.array(root["collections"] ?? [], "collections")
         var collections: [DocumentCollection] = []
         for (index, entry) in collectionList.enumerated() {
             guard case .object(let declaration) = entry, let name = declaration["name"]?.stringValue else {
-                throw StartupError("collections[\(index)] needs a string \"name\"")
+                throw DataFileError("collections[\(index)] needs a string \"name\"")
             }
             let options = try Self.options(declaration, name)
             let documents = try Self.array(declaration["documents"] ?? [], "\(name).documents")
-            collections.append(try DocumentCollection(name: name, options: options, documents: documents))
+            do {
+                collections.append(try DocumentCollection(name: name, options: options, documents: documents))
+            } catch {
+                throw DataFileError(String(describing: error))
+            }
         }
         var users: [User] = []
         for (index, entry) in try Self.array(root["users"] ?? [], "users").enumerated() {
             guard let email = entry["email"]?.stringValue, let hash = entry["password_hash"]?.stringValue else {
-                throw StartupError("users[\(index)] needs string \"email\" and \"password_hash\"")
+                throw DataFileError("users[\(index)] needs string \"email\" and \"password_hash\"")
             }
             let roleName = entry["role"]?.stringValue ?? User.Role.reader.rawValue
             guard let role = User.Role(rawValue: roleName) else {
-                throw StartupError("users[\(index)].role must be one of reader, editor, admin")
+                throw DataFileError("users[\(index)].role must be one of reader, editor, admin")
             }
             do {
                 users.append(User(email: email, role: role, passwordHash: try PasswordHash(hash)))
             } catch {
-                throw StartupError("users[\(index)].password_hash is not a $scrypt$ PHC string")
+                throw DataFileError("users[\(index)].password_hash is not a $scrypt$ PHC string")
             }
         }
         self.collections = collections
@@ -74,7 +56,9 @@ struct DataFile {
 
     /// A collection's declared options: `sort`, `page_size`, `ignored`, `references`,
     /// `page_envelope` and `public`.
-    private static func options(_ declaration: JSONObject, _ name: String) throws -> DocumentCollection.Options {
+    private static func options(_ declaration: JSONObject, _ name: String) throws(DataFileError)
+        -> DocumentCollection.Options
+    {
         var options = DocumentCollection.Options()
         if let sort = declaration["sort"] {
             options.sort = try strings(sort, "\(name).sort").map(SortKey.init(parsing:))
@@ -84,22 +68,22 @@ struct DataFile {
         }
         if let references = declaration["references"] {
             guard let object = references.objectValue else {
-                throw StartupError("\(name).references must map field names to collection names")
+                throw DataFileError("\(name).references must map field names to collection names")
             }
             for member in object {
                 guard let target = member.value.stringValue else {
-                    throw StartupError("\(name).references.\(member.key) must be a collection name")
+                    throw DataFileError("\(name).references.\(member.key) must be a collection name")
                 }
                 options.references[member.key] = target
             }
         }
         if let pageSize = declaration["page_size"] {
-            guard let size = pageSize.intValue else { throw StartupError("\(name).page_size must be an integer") }
+            guard let size = pageSize.intValue else { throw DataFileError("\(name).page_size must be an integer") }
             options.pageSize = size
         }
         if let envelope = declaration["page_envelope"] {
             guard let key = envelope.stringValue, !key.isEmpty, key != "page", key != "has_next_page" else {
-                throw StartupError("\(name).page_envelope must name the key that holds a page's items")
+                throw DataFileError("\(name).page_envelope must name the key that holds a page's items")
             }
             options.pageEnvelope = key
         }
@@ -107,13 +91,13 @@ struct DataFile {
         case nil, .bool(false)?: options.publicFields = .none
         case .bool(true)?: options.publicFields = .all
         case .array(let names)?: options.publicFields = .fields(try strings(.array(names), "\(name).public"))
-        default: throw StartupError("\(name).public must be true, false or a list of field names")
+        default: throw DataFileError("\(name).public must be true, false or a list of field names")
         }
         return options
     }
 
     /// A data file holding `collections` and `users`, as ``init(json:)`` reads it.
-    static func encode(
+    public static func encode(
         collections: [(name: String, options: DocumentCollection.Options, documents: [JSONObject])], users: [User]
     )
         -> JSONValue
@@ -147,17 +131,17 @@ struct DataFile {
         return ["collections": .array(declarations), "users": .array(userList)]
     }
 
-    private static func strings(_ value: JSONValue, _ name: String) throws -> [String] {
-        try array(value, name).map { item in
+    private static func strings(_ value: JSONValue, _ name: String) throws(DataFileError) -> [String] {
+        try array(value, name).map { item throws(DataFileError) in
             guard let text = item.stringValue, !text.isEmpty else {
-                throw StartupError("\(name) must list field names")
+                throw DataFileError("\(name) must list field names")
             }
             return text
         }
     }
 
-    private static func array(_ value: JSONValue, _ name: String) throws -> [JSONValue] {
-        guard let array = value.arrayValue else { throw StartupError("\(name) must be an array") }
+    private static func array(_ value: JSONValue, _ name: String) throws(DataFileError) -> [JSONValue] {
+        guard let array = value.arrayValue else { throw DataFileError("\(name) must be an array") }
         return array
     }
 }

@@ -1,14 +1,20 @@
 /// The decoded `name=value` pairs of a query string, in order.
 ///
 /// `+` means a space and `%XX` a byte, as browsers and curl encode them; a malformed
-/// escape is kept literally rather than refused.
-struct QueryParameters: Sendable {
+/// escape is kept literally rather than refused. Never fails: any text is a query.
+///
+/// ```swift
+/// let query = QueryParameters("q=caf%C3%A9+au+lait&page=2")
+/// query["q"]  // "café au lait"
+/// ```
+public struct QueryParameters: Sendable {
     /// Decoded, in order.
-    let pairs: [(name: String, value: String)]
+    public let pairs: [(name: String, value: String)]
     /// Each `name=value` item as sent, still encoded; `pairs[i]` is `items[i]` decoded.
-    let items: [Substring]
+    public let items: [Substring]
 
-    init(_ query: Substring) {
+    /// Splits `query` (the target's part after `?`, still encoded) at `&` and decodes it.
+    public init(_ query: Substring) {
         items = query.split(separator: "&")
         pairs = items.map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
@@ -17,17 +23,19 @@ struct QueryParameters: Sendable {
     }
 
     /// The items as sent whose names are not in `excluded`, joined by `&`.
-    func encoded(excluding excluded: Set<String>) -> String {
+    public func encoded(excluding excluded: Set<String>) -> String {
         if items.count == 1, !excluded.contains(pairs[0].name) { return String(items[0]) }
         return zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
     }
 
     /// The first value given for `name`.
-    subscript(name: String) -> String? {
+    public subscript(name: String) -> String? {
         pairs.first { $0.name == name }?.value
     }
 
-    static func decode(_ text: Substring, plusIsSpace: Bool = true) -> String {
+    /// Percent-decodes `text`, and reads `+` as a space when `plusIsSpace` (query strings
+    /// and form bodies; not paths). Bytes that are not UTF-8 become U+FFFD.
+    public static func decode(_ text: Substring, plusIsSpace: Bool = true) -> String {
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
             return String(text)
         }
