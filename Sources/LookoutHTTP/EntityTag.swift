@@ -11,15 +11,26 @@ public struct EntityTag: Equatable, Sendable {
 
     /// Parses a tag with or without quotes and `W/`, as sent in `If-None-Match` or
     /// `?since=`.
+    ///
+    /// Only a tag whose ``header`` can carry it back is accepted: its epoch holds no
+    /// space, control character or `"` (RFC 9110's etagc), and no `,`, which would split
+    /// it in a header list.
     public init?(parsing text: Substring) {
         var tag = text.trimmingSpaces()
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
         if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
-        guard let dash = tag.lastIndex(of: "-"), let revision = UInt64(tag[tag.index(after: dash)...]) else {
+        guard let dash = tag.lastIndex(of: "-"), let revision = UInt64(tag[tag.index(after: dash)...]),
+            tag[..<dash].utf8.allSatisfy(Self.isEpochByte)
+        else {
             return nil
         }
         epoch = String(tag[..<dash])
         self.revision = revision
+    }
+
+    /// RFC 9110 §8.8.3's etagc (`!`, `#` to `~`, and obs-text), less `,`.
+    private static func isEpochByte(_ byte: UInt8) -> Bool {
+        byte == 0x21 || (0x23...0x7E).contains(byte) && byte != UInt8(ascii: ",") || byte >= 0x80
     }
 
     /// The tag of what was read at `revision` of the store with `epoch`.
