@@ -3,6 +3,7 @@
 /// The libFuzzer entry point turns it into a crash, so libFuzzer keeps the input as a
 /// reproducer; the corpus replay test records it as an issue.
 public struct PropertyViolation: Error, Sendable, CustomStringConvertible {
+    /// Which property failed, and on what.
     public let description: String
 
     init(_ description: String) {

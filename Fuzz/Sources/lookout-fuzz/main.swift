@@ -11,17 +11,17 @@ import LookoutFuzzTargets
 // with LOOKOUT_FUZZ_TARGET set to one of FuzzTarget's raw values (json, query, ...), and
 // LOOKOUT_FUZZ_AMPLIFY to the size in bytes that marked inputs (RepeatTemplate) are
 // expanded to, when not the target's amplifiedSize.
-guard Run.target != nil else {
+guard Harness.target != nil else {
     let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
-    Run.report("lookout-fuzz: set LOOKOUT_FUZZ_TARGET to one of \(names)")
+    Harness.report("lookout-fuzz: set LOOKOUT_FUZZ_TARGET to one of \(names)")
     exit(2)
 }
 var argc = CommandLine.argc
 var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in Run.testOneInput(data, size) })
+exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in Harness.testOneInput(data, size) })
 
 /// What the libFuzzer callback reads, outside the main actor that top-level code runs on.
-enum Run {
+enum Harness {
     static let target = getenv("LOOKOUT_FUZZ_TARGET").flatMap { FuzzTarget(rawValue: String(cString: $0)) }
     static let amplifiedSize = getenv("LOOKOUT_FUZZ_AMPLIFY").flatMap { Int(String(cString: $0)) }
 
