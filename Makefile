@@ -4,9 +4,9 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 postgresql
-FORMAT_PATHS := Package.swift Sources Tests
+FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps build run test crash-test container-test lint format
+.PHONY: deps build run test crash-test container-test lint format fuzz fuzz-build
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
@@ -36,6 +36,41 @@ test: deps
 	$(SWIFT) test --skip-build $(TEST_BUILD_FLAGS)
 	bash Tests/readme-examples.sh
 	bash Tests/crash/crash-test.sh
+
+# Coverage-guided fuzzing (libFuzzer) of every parser of client bytes, for a bounded time,
+# from the corpus in Tests/FuzzCorpus and Tests/FuzzRegressions; fails on a crash, a
+# violated property or a unit slower than FUZZ_SLOW seconds, and prints the reproducer
+# (Fuzz/run.sh). Swift targets are FuzzTarget's cases, all in one executable built from
+# Fuzz/ with -sanitize=fuzzer,address into its own build directory. A C target NAME is
+# Fuzz/NAME.c defining LLVMFuzzerTestOneInput, built with the toolchain's clang with the
+# C files in FUZZ_C_SOURCES_NAME (see "Fuzzing" in README.md).
+FUZZ_SECONDS ?= 25
+FUZZ_TIMEOUT ?= 10
+FUZZ_SLOW ?= 5
+FUZZ_JOBS ?= 2
+FUZZ_BUILD := .build-fuzz
+FUZZ_SWIFT_TARGETS := json query cursor entity-tag token form merge-patch data-file
+FUZZ_C_TARGETS := frame server
+FUZZ_C_SOURCES_frame := Sources/CMicroHTTPD/lk_frame.c Sources/CMicroHTTPD/lk_head.c
+FUZZ_C_SOURCES_server := $(wildcard Sources/CMicroHTTPD/*.c)
+FUZZ_TARGETS ?= $(FUZZ_SWIFT_TARGETS) $(FUZZ_C_TARGETS)
+FUZZ_CC ?= clang
+FUZZ_CFLAGS ?= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-ISources/CMicroHTTPD/include -ISources/CMicroHTTPD
+FUZZ_SWIFT_BINARY = $(FUZZ_BUILD)/release/lookout-fuzz
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TIMEOUT=$(FUZZ_TIMEOUT) FUZZ_SLOW=$(FUZZ_SLOW) FUZZ_JOBS=$(FUZZ_JOBS) \
+		bash Fuzz/run.sh \
+		$(foreach t,$(filter $(FUZZ_SWIFT_TARGETS),$(FUZZ_TARGETS)),$(t)=$(FUZZ_SWIFT_BINARY)) \
+		$(foreach t,$(filter $(FUZZ_C_TARGETS),$(FUZZ_TARGETS)),$(t)=$(FUZZ_BUILD)/c/$(t))
+
+fuzz-build: deps $(addprefix $(FUZZ_BUILD)/c/,$(FUZZ_C_TARGETS))
+	$(SWIFT) build --package-path Fuzz --scratch-path $(FUZZ_BUILD) -c release -Xswiftc -sanitize=fuzzer,address
+
+$(FUZZ_BUILD)/c/%: Fuzz/%.c $(wildcard Sources/CMicroHTTPD/*.[ch] Sources/CMicroHTTPD/include/*.h)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_C_SOURCES_$*) -lmicrohttpd -o $@
 
 # kill -9 the debug server 20 times while it takes writes; check nothing acknowledged is lost.
 crash-test: deps

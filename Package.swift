@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lookout", targets: ["lookout"]),
+        // For the fuzzing package in Fuzz/.
+        .library(name: "LookoutFuzzTargets", targets: ["LookoutFuzzTargets"]),
         // For the benchmark package in Benchmarks/.
         .library(name: "LookoutStore", targets: ["LookoutStore", "LookoutJSON"]),
         .library(name: "LookoutAuth", targets: ["LookoutAuth"]),
@@ -45,6 +47,17 @@ let package = Package(
             ]
         ),
         .target(name: "LookoutFeeds", dependencies: ["LookoutStore", "LookoutJSON"]),
+        // Reading a data file (`--data-file`, `lookout import`) from its parsed JSON.
+        .target(name: "LookoutDataFile", dependencies: ["LookoutJSON", "LookoutStore", "LookoutAuth"]),
+        // One property-checking harness per parser of client bytes, for the libFuzzer
+        // executable in Fuzz/ and the corpus replay in the tests; no LookoutApp, so that a
+        // fuzz build is quick.
+        .target(
+            name: "LookoutFuzzTargets",
+            dependencies: [
+                "LookoutJSON", "LookoutHTTP", "LookoutFeeds", "LookoutStore", "LookoutAuth", "LookoutDataFile",
+            ]
+        ),
         .target(
             name: "LookoutPersistence",
             dependencies: [
@@ -57,7 +70,7 @@ let package = Package(
             name: "LookoutApp",
             dependencies: [
                 "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds", "LookoutPersistence",
-                "LookoutTrace",
+                "LookoutTrace", "LookoutDataFile",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -78,13 +91,14 @@ let package = Package(
         .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore"]),
         .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth", "LookoutTestSupport"]),
         .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),
+        .testTarget(name: "LookoutFuzzTargetsTests", dependencies: ["LookoutFuzzTargets"]),
         .testTarget(
             name: "LookoutPersistenceTests",
             dependencies: ["LookoutPersistence", "LookoutStore", "LookoutJSON", "LookoutTestSupport"]),
         .testTarget(
             name: "LookoutAppTests",
             dependencies: [
-                "LookoutApp", "LookoutAuth", "LookoutJSON", "LookoutTestSupport",
+                "LookoutApp", "LookoutAuth", "LookoutDataFile", "LookoutHTTP", "LookoutJSON", "LookoutTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

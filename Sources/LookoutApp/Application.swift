@@ -1,5 +1,6 @@
 import Logging
 import LookoutAuth
+import LookoutDataFile
 import LookoutFeeds
 import LookoutHTTP
 import LookoutPersistence

@@ -1,3 +1,4 @@
+import LookoutHTTP
 import LookoutJSON
 
 /// The parameters of an OAuth request body (RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1):
@@ -12,9 +13,11 @@ struct FormParameters {
         let contentType = context.request.headers["Content-Type"]
         var values: [String: String] = [:]
         if Self.isForm(contentType) {
-            let body = String(decoding: context.request.body, as: UTF8.self)
-            for (name, value) in QueryParameters(body[...]).pairs {
-                guard values.updateValue(value, forKey: name) == nil else {
+            do {
+                values = try FormBody(parsing: context.request.body).values
+            } catch {
+                switch error {
+                case .repeatedName(let name):
                     throw .oauth("invalid_request", "The parameter '\(name.prefix(64))' is given more than once.")
                 }
             }

@@ -1,3 +1,5 @@
+import LookoutHTTP
+
 /// An `If-Match` header as RFC 9110 §13.1.1 has it: `*`, which any current document
 /// satisfies, or a list of entity tags compared strongly, so a weak tag (`W/"…"`) never
 /// matches.

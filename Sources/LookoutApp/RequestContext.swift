@@ -29,12 +29,3 @@ struct RequestContext: Sendable {
         return mediaType == "application/json" || mediaType == "application/merge-patch+json"
     }
 }
-
-extension Substring {
-    func trimmingSpaces() -> Substring {
-        var text = self
-        while text.first == " " || text.first == "\t" { text.removeFirst() }
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return text
-    }
-}

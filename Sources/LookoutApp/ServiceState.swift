@@ -1,4 +1,5 @@
 import LookoutAuth
+import LookoutDataFile
 import LookoutJSON
 import LookoutPersistence
 import LookoutStore

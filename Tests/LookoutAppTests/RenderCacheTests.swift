@@ -1,3 +1,4 @@
+import LookoutHTTP
 import LookoutJSON
 import LookoutStore
 import Testing

@@ -1,0 +1,54 @@
+/// Cursors as entity tags: `"<epoch>-<revision>"`, the store's epoch and the highest
+/// revision a response read. The same content at the same epoch has the same tag.
+public struct EntityTag: Equatable, Sendable {
+    /// The store's epoch: which history the revision counts in.
+    public let epoch: String
+    /// The highest revision the response read.
+    public let revision: UInt64
+
+    /// The quoted header form.
+    public var header: String { "\"\(epoch)-\(revision)\"" }
+
+    /// Parses a tag with or without quotes and `W/`, as sent in `If-None-Match` or
+    /// `?since=`.
+    ///
+    /// Only a tag whose ``header`` can carry it back is accepted: its epoch holds no
+    /// space, control character or `"` (RFC 9110's etagc), and no `,`, which would split
+    /// it in a header list.
+    public init?(parsing text: Substring) {
+        var tag = text.trimmingSpaces()
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
+        guard let dash = tag.lastIndex(of: "-"), let revision = UInt64(tag[tag.index(after: dash)...]),
+            tag[..<dash].utf8.allSatisfy(Self.isEpochByte)
+        else {
+            return nil
+        }
+        epoch = String(tag[..<dash])
+        self.revision = revision
+    }
+
+    /// RFC 9110 §8.8.3's etagc (`!`, `#` to `~`, and obs-text), less `,`.
+    private static func isEpochByte(_ byte: UInt8) -> Bool {
+        byte == 0x21 || (0x23...0x7E).contains(byte) && byte != UInt8(ascii: ",") || byte >= 0x80
+    }
+
+    /// The tag of what was read at `revision` of the store with `epoch`.
+    public init(epoch: String, revision: UInt64) {
+        self.epoch = epoch
+        self.revision = revision
+    }
+
+    /// The first tag listed in an `If-Match` or `If-None-Match` header.
+    public static func first(in header: String?) -> EntityTag? {
+        header?.split(separator: ",").lazy.compactMap { EntityTag(parsing: $0) }.first
+    }
+
+    /// Whether an `If-None-Match` header names this tag (or is `*`).
+    public func isMatched(byIfNoneMatch header: String?) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains { candidate in
+            candidate.trimmingSpaces() == "*" || EntityTag(parsing: candidate) == self
+        }
+    }
+}

@@ -1,0 +1,69 @@
+/// The decoded `name=value` pairs of a query string, in order.
+///
+/// `+` means a space and `%XX` a byte, as browsers and curl encode them; a malformed
+/// escape is kept literally rather than refused. Never fails: any text is a query.
+///
+/// ```swift
+/// let query = QueryParameters("q=caf%C3%A9+au+lait&page=2")
+/// query["q"]  // "café au lait"
+/// ```
+public struct QueryParameters: Sendable {
+    /// Decoded, in order.
+    public let pairs: [(name: String, value: String)]
+    /// Each `name=value` item as sent, still encoded; `pairs[i]` is `items[i]` decoded.
+    public let items: [Substring]
+
+    /// Splits `query` (the target's part after `?`, still encoded) at `&` and decodes it.
+    public init(_ query: Substring) {
+        items = query.split(separator: "&")
+        pairs = items.map { item in
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (Self.decode(parts[0]), parts.count > 1 ? Self.decode(parts[1]) : "")
+        }
+    }
+
+    /// The items as sent whose names are not in `excluded`, joined by `&`.
+    public func encoded(excluding excluded: Set<String>) -> String {
+        if items.count == 1, !excluded.contains(pairs[0].name) { return String(items[0]) }
+        return zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
+    }
+
+    /// The first value given for `name`.
+    public subscript(name: String) -> String? {
+        pairs.first { $0.name == name }?.value
+    }
+
+    /// Percent-decodes `text`, and reads `+` as a space when `plusIsSpace` (query strings
+    /// and form bodies; not paths). Bytes that are not UTF-8 become U+FFFD.
+    public static func decode(_ text: Substring, plusIsSpace: Bool = true) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
+            return String(text)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        var iterator = Array(text.utf8)[...]
+        while let byte = iterator.popFirst() {
+            if byte == UInt8(ascii: "+"), plusIsSpace {
+                bytes.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), iterator.count >= 2,
+                let high = hexValue(iterator[iterator.startIndex]),
+                let low = hexValue(iterator[iterator.startIndex + 1])
+            {
+                bytes.append(high << 4 | low)
+                iterator.removeFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
