@@ -42,7 +42,8 @@ public struct DataFile: Sendable {
             }
             guard User.isValidEmail(email) else {
                 throw DataFileError(
-                    "users[\(index)].email must be 1 to \(User.maxEmailBytes) bytes without spaces or control characters")
+                    "users[\(index)].email must be 1 to \(User.maxEmailBytes) bytes without spaces or control characters"
+                )
             }
             let roleName = entry["role"]?.stringValue ?? User.Role.reader.rawValue
             guard let role = User.Role(rawValue: roleName) else {

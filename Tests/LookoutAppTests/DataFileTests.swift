@@ -18,7 +18,9 @@ struct DataFileTests {
         let good = try DataFile(json: Self.file(email: "second@example.com"))
         #expect(good.users.map(\.email) == ["ok@example.com", "second@example.com"])
         for email in ["a\u{0}b@example.com", "a b@example.com", "", "x@" + String(repeating: "e", count: 253)] {
-            #expect(throws: DataFileError.self, "\(email.debugDescription)") { try DataFile(json: Self.file(email: email)) }
+            #expect(throws: DataFileError.self, "\(email.debugDescription)") {
+                try DataFile(json: Self.file(email: email))
+            }
             do {
                 _ = try DataFile(json: Self.file(email: email))
             } catch {
