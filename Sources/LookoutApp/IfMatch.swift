@@ -13,14 +13,13 @@ enum IfMatch: Equatable {
     /// The condition of `header` for documents of the store with `epoch`; nil when absent.
     init?(header: String?, epoch: String) {
         guard let header else { return nil }
-        if header[...].trimmingSpaces() == "*" {
+        if header.unicodeScalars[...].trimmingSpaces().elementsEqual("*".unicodeScalars) {
             self = .any
             return
         }
         var revisions = Set<UInt64>()
-        for item in header.split(separator: ",") {
-            let text = item.trimmingSpaces()
-            guard !text.hasPrefix("W/"), text.hasPrefix("\""), let tag = EntityTag(parsing: text), tag.epoch == epoch
+        for text in header.headerListElements() {
+            guard text.first == "\"", let tag = EntityTag(parsing: text), tag.epoch == epoch
             else { continue }
             revisions.insert(tag.revision)
         }

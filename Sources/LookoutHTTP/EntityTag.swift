@@ -16,15 +16,25 @@ public struct EntityTag: Equatable, Sendable {
     /// space, control character or `"` (RFC 9110's etagc), and no `,`, which would split
     /// it in a header list.
     public init?(parsing text: Substring) {
-        var tag = text.trimmingSpaces()
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
-        guard let dash = tag.lastIndex(of: "-"), let revision = UInt64(tag[tag.index(after: dash)...]),
-            tag[..<dash].utf8.allSatisfy(Self.isEpochByte)
+        self.init(parsing: text.unicodeScalars)
+    }
+
+    /// Parses a tag given as Unicode scalars (an element of ``String/headerListElements()``):
+    /// an epoch starting with a combining mark must not merge with the opening quote.
+    public init?(parsing scalars: Substring.UnicodeScalarView) {
+        var tag = scalars.trimmingSpaces()
+        if tag.starts(with: "W/".unicodeScalars) { tag = tag.dropFirst(2) }
+        if tag.first == "\"", tag.last == "\"", tag.index(after: tag.startIndex) < tag.endIndex {
+            tag = tag.dropFirst().dropLast()
+        }
+        guard let dash = tag.lastIndex(of: "-") else { return nil }
+        let epoch = String(String.UnicodeScalarView(tag[..<dash]))
+        guard let revision = UInt64(String(String.UnicodeScalarView(tag[tag.index(after: dash)...]))),
+            epoch.utf8.allSatisfy(Self.isEpochByte)
         else {
             return nil
         }
-        epoch = String(tag[..<dash])
+        self.epoch = epoch
         self.revision = revision
     }
 
@@ -41,14 +51,14 @@ public struct EntityTag: Equatable, Sendable {
 
     /// The first tag listed in an `If-Match` or `If-None-Match` header.
     public static func first(in header: String?) -> EntityTag? {
-        header?.split(separator: ",").lazy.compactMap { EntityTag(parsing: $0) }.first
+        header?.headerListElements().lazy.compactMap { EntityTag(parsing: $0) }.first
     }
 
     /// Whether an `If-None-Match` header names this tag (or is `*`).
     public func isMatched(byIfNoneMatch header: String?) -> Bool {
         guard let header else { return false }
-        return header.split(separator: ",").contains { candidate in
-            candidate.trimmingSpaces() == "*" || EntityTag(parsing: candidate) == self
+        return header.headerListElements().contains { candidate in
+            candidate.elementsEqual("*".unicodeScalars) || EntityTag(parsing: candidate) == self
         }
     }
 }

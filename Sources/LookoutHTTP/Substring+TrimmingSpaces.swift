@@ -8,3 +8,28 @@ extension Substring {
         return text
     }
 }
+
+// Header lists are read by Unicode scalar, not by Character: a combining mark after a
+// quote, comma or space would otherwise merge with it into one Character, so that
+// `"\u{65A}…` no longer starts with `"` (found by the entity-tag fuzzer). The elements
+// stay scalar views: turning a slice that is not Character-aligned back into a Substring
+// costs a scan of the string before it.
+
+extension Substring.UnicodeScalarView {
+    /// The scalars without the optional whitespace around a header value or list element
+    /// (RFC 9110 §5.6.3: spaces and tabs).
+    public func trimmingSpaces() -> Substring.UnicodeScalarView {
+        var scalars = self
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return scalars
+    }
+}
+
+extension String {
+    /// The elements of a comma-separated header list, each without surrounding spaces
+    /// (RFC 9110 §5.6.1); empty elements are left out.
+    public func headerListElements() -> [Substring.UnicodeScalarView] {
+        unicodeScalars.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+    }
+}
