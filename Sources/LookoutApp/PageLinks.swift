@@ -28,12 +28,7 @@ struct PageLinks {
     /// Unreserved characters, `%`, and the sub-delimiters and query characters that
     /// cannot end a `Link` target or value: not `,` `;` `"` `<` `>` or anything else.
     private static func isKept(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            true
-        default: "-._~%!$&'()*+=:@/?".utf8.contains(byte)
-        }
+        PercentEncoding.isUnreserved(byte) || "%!$&'()*+=:@/?".utf8.contains(byte)
     }
 
     /// `first`, `prev`, `next` and `last` for a page; `next` for a cursor page; nil for

@@ -187,23 +187,8 @@ enum QueryTarget {
 
     /// `text` with every byte but the unreserved ones (RFC 3986 §2.3) percent-encoded.
     static func percentEncoded(_ text: String) -> String {
-        var output: [UInt8] = []
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                output.append(byte)
-            default:
-                output.append(UInt8(ascii: "%"))
-                output.append(hexDigits[Int(byte >> 4)])
-                output.append(hexDigits[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
+        PercentEncoding.encode(text, keeping: PercentEncoding.isUnreserved)
     }
-
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Whether two lists of pairs hold the same bytes (String's == would equate
     /// canonically equivalent text).

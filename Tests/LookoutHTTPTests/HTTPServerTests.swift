@@ -80,7 +80,7 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("a chunked body that grows past the limit is answered 413")
+    @Test("a chunked body that grows past the limit is answered 413 at the chunk that passes it, and closed")
     func chunkedBodyTooLarge() throws {
         try withServer({ $0.maxBodyBytes = 1_000 }) { server, _ in
             let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
@@ -88,7 +88,9 @@ struct HTTPServerTests {
             try connection.send(
                 "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n\(chunk)\r\n258\r\n\(chunk)\r\n0\r\n\r\n"
             )
-            #expect(try connection.readResponse().status == 413)
+            let response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(response.header("Connection")?.lowercased() == "close")
         }
     }
 
