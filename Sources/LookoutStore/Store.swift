@@ -188,10 +188,12 @@ public final class Store: Sendable {
             var outcomes: [Result<Planned, StoreError>] = []
             let plan = { (committed: [JournalEntry]) -> [JournalEntry] in
                 // Another instance's writes come first; these are planned on them.
-                for entry in committed where !self.publishLocked(entry) {
-                    let missing = StoreError.storageFailed("commits before revision \(entry.revision) are missing")
-                    outcomes = writes.map { _ in .failure(missing) }
-                    return []
+                for entry in committed {
+                    guard self.publishLocked(entry) else {
+                        let missing = StoreError.storageFailed("commits before revision \(entry.revision) are missing")
+                        outcomes = writes.map { _ in .failure(missing) }
+                        return []
+                    }
                 }
                 var snapshot = self.snapshot()
                 outcomes = writes.map { write in
