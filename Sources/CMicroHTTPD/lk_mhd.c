@@ -51,6 +51,7 @@ struct lk_mhd_request {
     int was_suspended;
     _Atomic int state;
     struct MHD_Response *response;
+    lk_mhd_shared *shared;  // when `response` is a shared one's: the reference this request holds
     unsigned int status;
     uint64_t received_ns;  // when tracing
     _Atomic uint64_t trace_tag;
@@ -106,10 +107,25 @@ void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
     return request;
 }
 
-static void lk_free_request(struct lk_mhd_request *request) {
-    if (request->response != NULL) {
+struct lk_mhd_shared {
+    struct MHD_Response *response;
+    unsigned int status;
+    atomic_uint references;
+};
+
+// Gives up the request's hold on its response, queued or not.
+static void lk_drop_response(struct lk_mhd_request *request) {
+    if (request->shared != NULL) {
+        lk_mhd_shared_release(request->shared);
+    } else if (request->response != NULL) {
         MHD_destroy_response(request->response);
     }
+    request->shared = NULL;
+    request->response = NULL;
+}
+
+static void lk_free_request(struct lk_mhd_request *request) {
+    lk_drop_response(request);
     free(request->body);
     free(request->target);
     free(request);
@@ -161,8 +177,7 @@ static int lk_append_body(struct lk_mhd_request *request, const char *data, size
 static enum MHD_Result lk_queue_stored(struct lk_mhd_request *request) {
     enum MHD_Result result = MHD_queue_response(request->connection, request->status,
                                                 request->response);
-    MHD_destroy_response(request->response);
-    request->response = NULL;
+    lk_drop_response(request);  // libmicrohttpd holds its own reference while it sends
     return result;
 }
 
@@ -294,23 +309,37 @@ void lk_mhd_suspend(lk_mhd_request *request) {
     atomic_store(&request->state, LK_SUSPENDED);
 }
 
-// Builds the response (copying headers and body) and stores it on the request.
-static int lk_store_response(lk_mhd_request *request, unsigned int status,
-                             const lk_mhd_header *headers, size_t header_count,
-                             const void *body, size_t body_length) {
+// A response with copies of the headers and body; NULL when out of memory.
+static struct MHD_Response *lk_build_response(const lk_mhd_header *headers, size_t header_count,
+                                              const void *body, size_t body_length) {
     struct MHD_Response *response = MHD_create_response_from_buffer(
         body_length, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (response == NULL) {
-        return -1;
+        return NULL;
     }
     for (size_t index = 0; index < header_count; index++) {
         // libmicrohttpd refuses names or values with CR, LF or TAB (header injection);
         // such a header is dropped rather than leaving the request unanswered.
         (void)MHD_add_response_header(response, headers[index].name, headers[index].value);
     }
-    // After a framing fault nothing more on the connection can be trusted; while the server
-    // drains, clients should take their next request elsewhere.
-    if (request->fault != NULL || atomic_load(&request->server->draining)) {
+    return response;
+}
+
+// After a framing fault nothing more on the connection can be trusted; while the server
+// drains, clients should take their next request elsewhere.
+static int lk_must_close(const lk_mhd_request *request) {
+    return request->fault != NULL || atomic_load(&request->server->draining);
+}
+
+// Builds the response (copying headers and body) and stores it on the request.
+static int lk_store_response(lk_mhd_request *request, unsigned int status,
+                             const lk_mhd_header *headers, size_t header_count,
+                             const void *body, size_t body_length) {
+    struct MHD_Response *response = lk_build_response(headers, header_count, body, body_length);
+    if (response == NULL) {
+        return -1;
+    }
+    if (lk_must_close(request)) {
         (void)MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
     }
     request->status = status;
@@ -341,6 +370,37 @@ int lk_mhd_respond_deferred(lk_mhd_request *request, unsigned int status,
     if (lk_store_response(request, status, headers, header_count, body, body_length) != 0) {
         return -1;
     }
+    atomic_store(&request->state, LK_RESUMING);
+    return 0;
+}
+
+lk_mhd_shared *lk_mhd_shared_create(unsigned int status, const lk_mhd_header *headers, size_t header_count,
+                                    const void *body, size_t body_length) {
+    lk_mhd_shared *shared = malloc(sizeof(*shared));
+    if (shared == NULL) return NULL;
+    shared->response = lk_build_response(headers, header_count, body, body_length);
+    if (shared->response == NULL) {
+        free(shared);
+        return NULL;
+    }
+    shared->status = status;
+    atomic_init(&shared->references, 1);
+    return shared;
+}
+
+void lk_mhd_shared_release(lk_mhd_shared *shared) {
+    if (atomic_fetch_sub_explicit(&shared->references, 1, memory_order_acq_rel) == 1) {
+        MHD_destroy_response(shared->response);
+        free(shared);
+    }
+}
+
+int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *shared) {
+    if (lk_must_close(request)) return -1;
+    atomic_fetch_add_explicit(&shared->references, 1, memory_order_relaxed);
+    request->shared = shared;
+    request->response = shared->response;
+    request->status = shared->status;
     atomic_store(&request->state, LK_RESUMING);
     return 0;
 }

@@ -41,9 +41,11 @@ struct CollectionRoutes: Sendable {
         let grant = try access.grant(of: context, reading: options, in: snapshot)
         // Every client asking the same query with the same grant at the same revision
         // shares one rendering; the long-poll's own parameters do not change what is rendered.
-        let key = grant.cacheKey + collection + "?" + context.query.encoded(excluding: LongPoll.parameters)
+        let key = grant.cacheKey + context.viewKey
         return try rendered.view(for: key, at: snapshot) { snapshot in
-            try renderList(collection, context.query, grant, snapshot)
+            var view = try renderList(collection, context.query, grant, snapshot)
+            view.sharedAs = key
+            return view
         }
     }
 
@@ -81,7 +83,7 @@ struct CollectionRoutes: Sendable {
         guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
         let grant = try access.grant(of: context, reading: options, in: snapshot)
         // Shared like lists: ten thousand polls woken on one document render it once.
-        let key = grant.cacheKey + "\(collection)/\(id)?" + context.query.encoded(excluding: LongPoll.parameters)
+        let key = grant.cacheKey + context.viewKey
         return try renderedDocuments.view(for: key, at: snapshot) { snapshot in
             let projection = try Projection(
                 fields: context.query["fields"], expand: context.query["expand"], collection: collection,
@@ -92,7 +94,7 @@ struct CollectionRoutes: Sendable {
             }
             return RenderedView(
                 body: JSONWriter.encode(.object(document)), caching: grant.cacheHeaders, reads: reads,
-                revision: snapshot.revision)
+                revision: snapshot.revision, sharedAs: key)
         }
     }
 
@@ -127,7 +129,9 @@ struct CollectionRoutes: Sendable {
         let authorized = try authorizeWrite(context)
         let (collection, id) = try target(context)
         return prepared(.delete(collection: collection, id: id), context, authorized) { _ in
-            HTTPResponse(status: 204, headers: HTTPHeaders([("X-Request-Id", context.requestID)]))
+            var response = HTTPResponse(status: 204)
+            response.headers.addRequestID(context.echoedRequestID)
+            return response
         }
     }
 
@@ -162,11 +166,11 @@ struct CollectionRoutes: Sendable {
     private func documentResponse(_ commit: Commit, status: Int, context: RequestContext) -> HTTPResponse {
         let body = JSONWriter.encode(.object(commit.document ?? JSONObject()))
         guard let revision = commit.documentRevision else {
-            return .json(body: body, status: status, requestID: context.requestID)
+            return .json(body: body, status: status, requestID: context.echoedRequestID)
         }
         return .json(
             body: body, tag: EntityTag(epoch: store.epoch, revision: revision), status: status,
-            requestID: context.requestID)
+            requestID: context.echoedRequestID)
     }
 
     private func target(_ context: RequestContext) throws -> (collection: String, id: Int) {

@@ -11,6 +11,10 @@ import Synchronization
 /// moving anything into the page, a filtered field changed without changing the match —
 /// the poll waits again on what the new rendering read, so the client is only woken for
 /// a change it can see. At the deadline it is answered 304 with the latest `ETag`.
+///
+/// The polls one write wakes that see the same bytes (the same cached rendering, the same
+/// changed keys, and no `X-Request-Id` of their own to echo) are answered with one shared
+/// response, built once (``SuspendedRequest/respond(sharing:_:)``).
 final class HeldPoll: Sendable {
     /// What a held poll is answered with.
     enum Answer: Sendable {
@@ -18,7 +22,7 @@ final class HeldPoll: Sendable {
         /// The unchanged cursor, with the latest rendering's caching headers.
         case notModified(EntityTag, caching: [(String, String)])
 
-        func response(requestID: String) -> HTTPResponse {
+        func response(requestID: String?) -> HTTPResponse {
             switch self {
             case .notModified(let tag, let caching):
                 return .notModified(tag, caching: caching, requestID: requestID)
@@ -52,8 +56,12 @@ final class HeldPoll: Sendable {
     private let store: Store
     private let deadlines: DeadlineTimer
     private let epoch: String
+    /// The client's own `X-Request-Id`, which its answers echo.
+    private let requestID: String?
     private let render: @Sendable (StoreSnapshot) throws -> RenderedView
     private let answer: @Sendable (Result<Answer, any Error>) -> HTTPResponse
+    /// Counts (and logs) an answer not made by `answer`: a shared one, with its status.
+    private let counted: @Sendable (Int) -> Void
     private let state: Mutex<State>
     private let deadline = Mutex<DeadlineTimer.Token?>(nil)
 
@@ -62,19 +70,23 @@ final class HeldPoll: Sendable {
         deadlines: DeadlineTimer,
         view: RenderedView,
         epoch: String,
+        requestID: String?,
         render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
-        answer: @escaping @Sendable (Result<Answer, any Error>) -> HTTPResponse
+        answer: @escaping @Sendable (Result<Answer, any Error>) -> HTTPResponse,
+        counted: @escaping @Sendable (Int) -> Void
     ) {
         self.store = store
         self.deadlines = deadlines
         self.epoch = epoch
+        self.requestID = requestID
         self.render = render
         self.answer = answer
+        self.counted = counted
         self.state = Mutex(State(view: view))
     }
 
     /// The 304 for the latest rendering, for the deadline and for shutdown.
-    func notModified(requestID: String) -> HTTPResponse {
+    func notModified() -> HTTPResponse {
         unchanged.response(requestID: requestID)
     }
 
@@ -144,15 +156,33 @@ final class HeldPoll: Sendable {
         }
         guard same else {
             if WakeTrace.isEnabled { held.traceWake(revision: revision) }
-            finish(held, .success(.fresh(view, epoch: latest.epoch, changed: names)))
+            answerFresh(held, view, epoch: latest.epoch, changed: names)
             WakeTrace.mark(.answered, revision: revision)
             return nil
         }
         return view.reads
     }
 
+    /// Answers with a new rendering; shared when nothing in the answer is this poll's own.
+    private func answerFresh(_ held: SuspendedRequest, _ view: RenderedView, epoch: String, changed: [String]) {
+        let fresh = Answer.fresh(view, epoch: epoch, changed: changed)
+        guard requestID == nil, let name = view.sharedAs else {
+            finish(held, .success(fresh))
+            return
+        }
+        cancelDeadline()
+        // What the answer is made of: the cached rendering (its key and revision name its
+        // bytes), the epoch in its ETag, and the changed keys.
+        let key = [name, String(view.revision), epoch] + changed
+        if held.respond(sharing: key, { fresh.response(requestID: nil) }) { counted(200) }
+    }
+
     private func finish(_ held: SuspendedRequest, _ result: Result<Answer, any Error>) {
-        if let token = deadline.withLock({ $0 }) { deadlines.cancel(token) }
+        cancelDeadline()
         held.respond(answer(result))
+    }
+
+    private func cancelDeadline() {
+        if let token = deadline.withLock({ $0 }) { deadlines.cancel(token) }
     }
 }

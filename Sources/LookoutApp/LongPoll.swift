@@ -31,11 +31,14 @@ struct LongPoll: Sendable {
     }
 
     /// Answers a request for a view rendered by `render`.
-    /// - Parameter finish: turns a handler result into the logged response.
+    /// - Parameters:
+    ///   - finish: turns a handler result into the logged and counted response.
+    ///   - counted: logs and counts an answer made without `finish` (shared by many polls).
     func reply(
         to context: RequestContext,
         render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
-        finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse
+        finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse,
+        counted: @escaping @Sendable (Int) -> Void
     ) -> HTTPReply {
         let snapshot = store.snapshot()
         let wait: Double?
@@ -54,11 +57,13 @@ struct LongPoll: Sendable {
             return .response(finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
         }
         let poll = HeldPoll(
-            store: store, deadlines: deadlines, view: view, epoch: snapshot.epoch, render: render,
-            answer: { result in finish(result.map { $0.response(requestID: context.requestID) }) })
+            store: store, deadlines: deadlines, view: view, epoch: snapshot.epoch,
+            requestID: context.echoedRequestID, render: render,
+            answer: { result in finish(result.map { $0.response(requestID: context.echoedRequestID) }) },
+            counted: counted)
         // Shutdown ends the wait as its deadline would: nothing it read has changed.
         return .wait(
-            onShutdown: { finish(.success(poll.notModified(requestID: context.requestID))) },
+            onShutdown: { finish(.success(poll.notModified())) },
             hold: { held in poll.hold(held, for: wait) })
     }
 

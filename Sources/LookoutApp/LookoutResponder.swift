@@ -41,7 +41,8 @@ struct LookoutResponder: HTTPResponder {
 
     func reply(to request: HTTPRequest) -> HTTPReply {
         let started = RouteMetrics.now()
-        let requestID = requestIDs.next(clientProvided: request.headers["X-Request-Id"])
+        let echoedRequestID = RequestIDGenerator.echoed(request.headers["X-Request-Id"])
+        let requestID = echoedRequestID ?? requestIDs.next()
         let match = router.match(method: request.method, path: request.path)
         let measured: Measured
         if case .found(_, _, let pattern) = match {
@@ -63,8 +64,7 @@ struct LookoutResponder: HTTPResponder {
             return .response(finish(request, requestID, measured, .failure(APIError.methodNotAllowed(allowed))))
         case .found(let handler, let parameters, _):
             let context = RequestContext(
-                request: request, requestID: requestID, pathParameters: parameters,
-                query: QueryParameters(request.rawQuery))
+                request: request, requestID: requestID, echoedRequestID: echoedRequestID, pathParameters: parameters)
             switch handler {
             case .immediate(let handle):
                 return .response(finish(request, requestID, measured, Result { try handle(context) }))
@@ -72,7 +72,8 @@ struct LookoutResponder: HTTPResponder {
                 // A held poll is finished when it is answered, so its time is the time held.
                 return longPoll.reply(
                     to: context, render: { try render(context, $0) },
-                    finish: { finish(request, requestID, measured, $0) })
+                    finish: { finish(request, requestID, measured, $0) },
+                    counted: { status in counted(request, requestID, measured, status: status) })
             case .write(let prepare):
                 let prepared: PreparedWrite
                 do {
@@ -131,6 +132,17 @@ struct LookoutResponder: HTTPResponder {
         return response
     }
 
+    /// Logs and counts a successful answer made elsewhere: one response that many held
+    /// polls share.
+    private func counted(_ request: HTTPRequest, _ requestID: String, _ measured: Measured, status: Int) {
+        logSuccess(request, requestID, status: status)
+        measured.metrics.record(method: request.method, status: status, since: measured.started)
+    }
+
+    private func logSuccess(_ request: HTTPRequest, _ requestID: String, status: Int) {
+        logger.debug("\(request.method) \(request.target) \(status)", metadata: ["request-id": "\(requestID)"])
+    }
+
     private func respond(
         _ request: HTTPRequest,
         _ requestID: String,
@@ -139,8 +151,7 @@ struct LookoutResponder: HTTPResponder {
         // Metadata is built only when a line is logged: the log calls take autoclosures.
         switch result {
         case .success(let response):
-            logger.debug(
-                "\(request.method) \(request.target) \(response.status)", metadata: ["request-id": "\(requestID)"])
+            logSuccess(request, requestID, status: response.status)
             return response
         case .failure(let error):
             let apiError = Self.apiError(for: error)

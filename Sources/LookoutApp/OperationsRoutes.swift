@@ -21,7 +21,7 @@ struct OperationsRoutes: Sendable {
     }
 
     func health(_ context: RequestContext) -> HTTPResponse {
-        .json(["status": "ok"], requestID: context.requestID)
+        .json(["status": "ok"], requestID: context.echoedRequestID)
     }
 
     func readiness(_ context: RequestContext) async -> HTTPResponse {
@@ -37,13 +37,14 @@ struct OperationsRoutes: Sendable {
             }
         }
         let body: JSONValue = ["status": ready ? "ready" : "not_ready", "checks": .object(results)]
-        return .json(body, status: ready ? 200 : 503, requestID: context.requestID)
+        return .json(body, status: ready ? 200 : 503, requestID: context.echoedRequestID)
     }
 
     func exposition(_ context: RequestContext) -> HTTPResponse {
-        HTTPResponse(
-            status: 200,
-            headers: HTTPHeaders([("Content-Type", ServiceMetrics.contentType), ("X-Request-Id", context.requestID)]),
+        var response = HTTPResponse(
+            status: 200, headers: HTTPHeaders([("Content-Type", ServiceMetrics.contentType)]),
             body: metrics.exposition())
+        response.headers.addRequestID(context.echoedRequestID)
+        return response
     }
 }

@@ -11,6 +11,9 @@ struct RenderedView: Sendable {
     let reads: ReadSet
     /// The snapshot's revision; the view is current while the store is at it.
     let revision: UInt64
+    /// The cache key it is rendered under, which names its bytes at `revision` for every
+    /// request with that key (grant and ``RequestContext/viewKey``); nil when not cached.
+    var sharedAs: String? = nil
 
     /// Whether a client holding `other` would see nothing new in this one.
     func hasSameContent(as other: RenderedView) -> Bool {

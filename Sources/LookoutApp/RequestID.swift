@@ -1,7 +1,10 @@
 import Synchronization
 
-/// Makes request ids: a client's own `X-Request-Id` when it is short and plain,
-/// otherwise a fresh one.
+/// Makes request ids for requests that bring none of their own.
+///
+/// A request's id is the client's own `X-Request-Id` when it is short and plain
+/// (``isAcceptable(_:)``), and is then echoed on every answer; otherwise it is made here,
+/// logged, and shown on errors only (``RequestContext/echoedRequestID``).
 final class RequestIDGenerator: Sendable {
     private let counter: Atomic<UInt64>
 
@@ -10,10 +13,13 @@ final class RequestIDGenerator: Sendable {
         counter = Atomic(UInt64.random(in: 0...(UInt64.max >> 8)))
     }
 
-    func next(clientProvided: String?) -> String {
-        if let clientProvided, Self.isAcceptable(clientProvided) {
-            return clientProvided
-        }
+    /// The client's own id, when acceptable.
+    static func echoed(_ clientProvided: String?) -> String? {
+        clientProvided.flatMap { isAcceptable($0) ? $0 : nil }
+    }
+
+    /// A fresh id: 16 hexadecimal digits.
+    func next() -> String {
         let value = counter.add(1, ordering: .relaxed).newValue
         let hex = String(value, radix: 16)
         return String(repeating: "0", count: max(0, 16 - hex.utf8.count)) + hex

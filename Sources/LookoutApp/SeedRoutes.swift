@@ -31,7 +31,7 @@ struct SeedRoutes: Sendable {
         }
         let user = try await login.authenticate(email: email, password: password, from: context.request.clientAddress)
         let token = tokens.issue(for: user).token
-        return noStore(.json(["token": .string(token)], requestID: context.requestID))
+        return noStore(.json(["token": .string(token)], requestID: context.echoedRequestID))
     }
 
     /// `POST /v1/auth/verify`: answers the presented token if it is valid, else 401.
@@ -41,7 +41,7 @@ struct SeedRoutes: Sendable {
         }
         let token = try BearerToken.parse(context.request.headers["Authorization"])
         _ = try tokens.verify(token)
-        return noStore(.json(["token": .string(token)], requestID: context.requestID))
+        return noStore(.json(["token": .string(token)], requestID: context.echoedRequestID))
     }
 
     /// `GET /images/<name>.png`: a generated placeholder, so demo thumbnails resolve.
@@ -55,13 +55,12 @@ struct SeedRoutes: Sendable {
                     || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-")
             })
         else { throw APIError.notFound }
-        return HTTPResponse(
+        var response = HTTPResponse(
             status: 200,
-            headers: HTTPHeaders([
-                ("Content-Type", "image/png"), ("Cache-Control", "public, max-age=86400"),
-                ("X-Request-Id", context.requestID),
-            ]),
+            headers: HTTPHeaders([("Content-Type", "image/png"), ("Cache-Control", "public, max-age=86400")]),
             body: PlaceholderImage.png(named: String(name)))
+        response.headers.addRequestID(context.echoedRequestID)
+        return response
     }
 
     private func noStore(_ response: HTTPResponse) -> HTTPResponse {

@@ -102,7 +102,7 @@ struct TokenRoutes: Sendable {
             ]
             if let notBefore = claims.notBefore { answer["nbf"] = .int(Int(notBefore.timeIntervalSince1970)) }
         }
-        return Self.noStore(.json(.object(answer), requestID: context.requestID))
+        return Self.noStore(.json(.object(answer), requestID: context.echoedRequestID))
     }
 
     /// `POST /v1/auth/revoke`: 200 whether or not the token was valid (RFC 7009 §2.2), so
@@ -114,12 +114,12 @@ struct TokenRoutes: Sendable {
         } else if let claims = try? tokens.verifySignature(token), claims.expires > now() {
             try await sessions.revokeAccessToken(claims)
         }
-        return Self.noStore(.json([:], requestID: context.requestID))
+        return Self.noStore(.json([:], requestID: context.echoedRequestID))
     }
 
     /// `GET /.well-known/jwks.json`.
     func jwks(_ context: RequestContext) throws -> HTTPResponse {
-        var response = HTTPResponse.json(tokens.keys.ring.jwks, requestID: context.requestID)
+        var response = HTTPResponse.json(tokens.keys.ring.jwks, requestID: context.echoedRequestID)
         // Short, so a client sees a rotated key soon; clients refetch on an unknown kid anyway.
         response.headers.add("Cache-Control", "public, max-age=60")
         return response
@@ -133,7 +133,7 @@ struct TokenRoutes: Sendable {
             "expires_in": .int(Int(tokens.lifetimeSeconds)), "refresh_token": .string(refresh),
             "scope": .string(access.claims.scope),
         ]
-        return Self.noStore(.json(body, requestID: context.requestID))
+        return Self.noStore(.json(body, requestID: context.echoedRequestID))
     }
 
     /// The role a token is granted: the requested one (one role name, RFC 6749 §3.3), or

@@ -65,6 +65,33 @@ public final class SuspendedRequest: Sendable {
         return true
     }
 
+    /// Answers the request with the response every request answered under `key` in the
+    /// same batch (``resumingTogether(_:)``) gets: built by `make` and handed to the C
+    /// layer once for them all, then sent on each connection. Outside a batch, or when
+    /// this connection must close after its answer, it gets its own copy.
+    ///
+    /// `key` must name the response's bytes exactly: equal keys, equal responses (for
+    /// example the parts it is made from, each in full).
+    /// - Returns: false if it was already answered.
+    @discardableResult
+    public func respond(sharing key: [String], _ make: () -> HTTPResponse) -> Bool {
+        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        registry.remove(id)
+        guard let batch = ResumeBatch.current else {
+            send(make(), through: handle.pointer)
+            return true
+        }
+        if let shared = batch.shared(key, make),
+            lk_mhd_respond_shared_deferred(handle.pointer, shared.pointer) == 0
+        {
+        } else {
+            send(make(), through: handle.pointer, resuming: false)
+        }
+        batch.add(handle)
+        return true
+    }
+
     /// Runs `body`; the suspended requests it answers (on this task) are resumed together
     /// when it returns, back to back.
     ///
@@ -83,9 +110,20 @@ final class ResumeBatch: Sendable {
     @TaskLocal static var current: ResumeBatch?
 
     private let handles = Mutex<[SuspendedRequest.Handle]>([])
+    /// Responses shared in this batch, by what names their bytes.
+    private let responses = Mutex<[[String]: SharedResponse]>([:])
 
     func add(_ handle: SuspendedRequest.Handle) {
         handles.withLock { $0.append(handle) }
+    }
+
+    /// The response shared under `key` in this batch, made by `make` the first time;
+    /// nil when out of memory.
+    func shared(_ key: [String], _ make: () -> HTTPResponse) -> SharedResponse? {
+        if let shared = responses.withLock({ $0[key] }) { return shared }
+        guard let shared = SharedResponse(make()) else { return nil }
+        responses.withLock { $0[key] = shared }
+        return shared
     }
 
     func resumeAll() {
@@ -125,9 +163,46 @@ final class SuspendedRequests: Sendable {
     }
 }
 
+/// One response in the C layer that many requests are answered with; the requests hold
+/// their own references, so it may go once they have been answered.
+final class SharedResponse: @unchecked Sendable {
+    /// `@unchecked Sendable`: the C object is immutable and reference-counted atomically.
+    let pointer: OpaquePointer
+
+    init?(_ response: HTTPResponse) {
+        let made = withCHeaders(response) { headers in
+            response.body.withUnsafeBytes { body in
+                lk_mhd_shared_create(
+                    UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+            }
+        }
+        guard let made else { return nil }
+        pointer = made
+    }
+
+    deinit {
+        lk_mhd_shared_release(pointer)
+    }
+}
+
 /// Hands a response to the C layer: copies headers and body. With `resuming: false` a
 /// suspended request stays suspended until `lk_mhd_resume`.
 func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bool = true) {
+    withCHeaders(response) { headers in
+        response.body.withUnsafeBytes { body in
+            if resuming {
+                _ = lk_mhd_respond(
+                    request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+            } else {
+                _ = lk_mhd_respond_deferred(
+                    request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+            }
+        }
+    }
+}
+
+/// Calls `body` with `response`'s headers as C strings.
+private func withCHeaders<Result>(_ response: HTTPResponse, _ body: ([lk_mhd_header]) -> Result) -> Result {
     // Every name and value NUL-terminated in one buffer, then pointers into it: one
     // allocation for the text and one for the array of pointer pairs.
     var text: [UInt8] = []
@@ -143,22 +218,14 @@ func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bo
         text.append(0)
         offsets.append((name, value))
     }
-    text.withUnsafeBufferPointer { buffer in
+    return text.withUnsafeBufferPointer { buffer in
         buffer.withMemoryRebound(to: CChar.self) { characters in
             // No headers: an empty buffer, which has no address.
             let headers =
                 characters.baseAddress.map { base in
                     offsets.map { lk_mhd_header(name: base + $0.name, value: base + $0.value) }
                 } ?? []
-            response.body.withUnsafeBytes { body in
-                if resuming {
-                    _ = lk_mhd_respond(
-                        request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
-                } else {
-                    _ = lk_mhd_respond_deferred(
-                        request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
-                }
-            }
+            return body(headers)
         }
     }
 }

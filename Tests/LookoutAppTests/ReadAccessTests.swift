@@ -136,6 +136,98 @@ struct ReadAccessTests {
         #expect(try await second.request("GET", "/v1/notes/1", headers: bearer(token)).json == ["id": 1, "t": "x"])
     }
 
+    // MARK: - Polls woken together
+
+    @Test(
+        "polls one write wakes share an answer only where it is the same: grant, view, changed keys and own request id")
+    func sharedWakeAnswers() async throws {
+        try await withAccessApp { app in
+            let token = try await app.login()
+            let editor = try await app.editorHeaders()
+            let anonymousTag = try #require(try await app.request("GET", "/v1/shops/1").header("ETag"))
+            let holderTag = try #require(
+                try await app.request("GET", "/v1/shops/1", headers: bearer(token)).header("ETag"))
+            let listPath = "/v1/shops?city=Tokyo"
+            let earlyListTag = try #require(try await app.request("GET", listPath).header("ETag"))
+
+            // Woken by a change its rendering does not show: held again, remembering it.
+            async let earlyList = app.request("GET", listPath + "&wait=30", headers: [("If-None-Match", earlyListTag)])
+            try await app.waitUntilHeld(1)
+            let moved = try await app.request("PATCH", "/v1/shops/2", headers: editor, body: #"{"city":"Nara"}"#)
+            #expect(moved.status == 200)
+            let listTag = try #require(try await app.request("GET", listPath).header("ETag"))
+
+            typealias Poll = (name: String, path: String, headers: [(String, String)])
+            let anonymous = [("If-None-Match", anonymousTag)]
+            let holder = bearer(token) + [("If-None-Match", holderTag)]
+            var polls: [Poll] = []
+            for _ in 0..<3 { polls.append(("anonymous", "/v1/shops/1", anonymous)) }
+            for _ in 0..<3 { polls.append(("holder", "/v1/shops/1", holder)) }
+            for id in ["poll-a", "poll-b"] { polls.append((id, "/v1/shops/1", anonymous + [("X-Request-Id", id)])) }
+            for _ in 0..<2 { polls.append(("projection", "/v1/shops/1?fields=name", anonymous)) }
+            for _ in 0..<2 { polls.append(("list", listPath, [("If-None-Match", listTag)])) }
+            try await withThrowingTaskGroup(of: (String, TestHTTPResponse).self) { group in
+                for poll in polls {
+                    let separator = poll.path.contains("?") ? "&" : "?"
+                    group.addTask {
+                        (
+                            poll.name,
+                            try await app.request("GET", poll.path + separator + "wait=30", headers: poll.headers)
+                        )
+                    }
+                }
+                try await app.waitUntilHeld(polls.count + 1)
+                let write = try await app.request("PATCH", "/v1/shops/1", headers: editor, body: #"{"name":"Aleph"}"#)
+                #expect(write.status == 200)
+                let public1: JSONValue = ["id": 1, "name": "Aleph", "city": "Tokyo", "owner_id": 1, "partner_id": 1]
+                var answered: [String: Int] = [:]
+                for try await (name, response) in group {
+                    answered[name, default: 0] += 1
+                    #expect(response.status == 200, "\(name)")
+                    let json = try response.json
+                    switch name {
+                    case "anonymous", "poll-a", "poll-b":
+                        #expect(json == public1, "\(name)")
+                        #expect(response.header("Vary") == "Authorization", "\(name)")
+                        #expect(response.header("Cache-Control") == nil, "\(name)")
+                        #expect(response.header("X-Request-Id") == (name == "anonymous" ? nil : name))
+                        #expect(response.header("Lookout-Changed") == "shops/1.name", "\(name)")
+                    case "holder":
+                        #expect(json["secret"] == "s1")
+                        #expect(json["name"] == "Aleph")
+                        #expect(response.header("Cache-Control") == "private")
+                    case "projection":
+                        #expect(json == ["id": 1, "name": "Aleph"])
+                    default:
+                        #expect(try json.arrayValue?.map { $0["name"] } == ["Aleph"])
+                        #expect(response.header("Lookout-Changed") == "shops/1.name")
+                    }
+                }
+                #expect(
+                    answered == ["anonymous": 3, "holder": 3, "poll-a": 1, "poll-b": 1, "projection": 2, "list": 2])
+            }
+            let early = try await earlyList
+            #expect(early.status == 200)
+            #expect(early.header("Lookout-Changed") == "shops/2.city, shops/1.name")
+            #expect(try early.json.arrayValue?.map { $0["name"] } == ["Aleph"])
+        }
+    }
+
+    @Test("X-Request-Id: a client's own is echoed on every answer; a server-made one is on errors only")
+    func requestIDs() async throws {
+        try await withAccessApp { app in
+            let plain = try await app.request("GET", "/v1/open/1")
+            #expect(plain.status == 200)
+            #expect(plain.header("X-Request-Id") == nil)
+            let echoed = try await app.request("GET", "/v1/open/1", headers: [("X-Request-Id", "mine-1")])
+            #expect(echoed.header("X-Request-Id") == "mine-1")
+            let refused = try await app.request("GET", "/v1/partners/1")
+            #expect(refused.status == 401)
+            let made = try #require(refused.header("X-Request-Id"))
+            #expect(try refused.json["error"]?["requestId"]?.stringValue == made)
+        }
+    }
+
     // MARK: - Anonymous reads
 
     @Test("without a token a document or a list shows its public fields; with any valid token, every field")

@@ -153,7 +153,21 @@ int lk_mhd_respond_deferred(lk_mhd_request *request, unsigned int status,
                             const lk_mhd_header *headers, size_t header_count,
                             const void *body, size_t body_length);
 
-/// Resumes a request answered with lk_mhd_respond_deferred.
+/// One response, headers and body, that many requests can be answered with: polls woken by
+/// the same write that see the same bytes. Reference-counted; any thread.
+typedef struct lk_mhd_shared lk_mhd_shared;
+/// Copies the headers and body into a new shared response, holding one reference; NULL
+/// when out of memory. A header whose name or value holds CR, LF or TAB is dropped.
+lk_mhd_shared *lk_mhd_shared_create(unsigned int status, const lk_mhd_header *headers, size_t header_count,
+                                    const void *body, size_t body_length);
+/// Gives up one reference; the last frees it (requests answered with it hold their own).
+void lk_mhd_shared_release(lk_mhd_shared *shared);
+/// Like lk_mhd_respond_deferred, with a shared response (taking a reference for the
+/// request). Returns -1, answering nothing, when the request's answer must close its
+/// connection (a framing fault, or the server draining): answer it with its own response.
+/// - Precondition: the request is suspended and not yet answered.
+int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *shared);
+/// Resumes a request answered with lk_mhd_respond_deferred or lk_mhd_respond_shared_deferred.
 void lk_mhd_resume(lk_mhd_request *request);
 
 /// Stages the C layer stamps for tracing (WakeTrace in Swift).
