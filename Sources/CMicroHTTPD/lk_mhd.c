@@ -237,6 +237,14 @@ enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection,
     return MHD_YES;
 }
 
+lk_mhd_server *lk_mhd_request_server(const lk_mhd_request *request) {
+    return request->server;
+}
+
+unsigned int lk_mhd_request_thread(const lk_mhd_request *request) {
+    return lk_mhd_request_thread_of(request->loop);
+}
+
 const char *lk_mhd_request_method(const lk_mhd_request *request) {
     return request->method != NULL ? request->method : "";
 }

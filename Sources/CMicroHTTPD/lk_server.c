@@ -60,6 +60,59 @@ void lk_loop_wake(lk_loop *loop) {
     lk_thread_wake(loop->thread);
 }
 
+struct lk_task {
+    void *task;
+    struct lk_task *next;
+};
+
+unsigned int lk_mhd_request_thread_of(const lk_loop *loop) {
+    return (unsigned int)(loop->thread - loop->server->threads);
+}
+
+int lk_mhd_on_thread(const lk_mhd_server *server, unsigned int thread) {
+    return thread < server->thread_count && lk_running_thread == &server->threads[thread];
+}
+
+int lk_mhd_post(lk_mhd_server *server, unsigned int index, void *task) {
+    struct lk_task *node = malloc(sizeof(*node));
+    if (node == NULL || index >= server->thread_count) {
+        free(node);
+        return -1;
+    }
+    lk_thread *thread = &server->threads[index];
+    node->task = task;
+    node->next = atomic_load_explicit(&thread->tasks, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&thread->tasks, &node->next, node, memory_order_release,
+                                                  memory_order_relaxed)) {
+    }
+    lk_thread_wake(thread);
+    return 0;
+}
+
+// Hands the tasks posted so far to on_tasks, oldest first.
+static void lk_thread_run_tasks(lk_thread *thread) {
+    struct lk_task *node = atomic_exchange_explicit(&thread->tasks, NULL, memory_order_acquire);
+    size_t count = 0;
+    for (struct lk_task *each = node; each != NULL; each = each->next) count++;
+    if (count == 0 || thread->server->config.on_tasks == NULL) return;
+    void *stack_tasks[256];
+    void **tasks = count <= 256 ? stack_tasks : malloc(count * sizeof(void *));
+    size_t index = count;
+    while (node != NULL) {
+        struct lk_task *next = node->next;
+        if (tasks != NULL) {
+            tasks[--index] = node->task;
+        } else {
+            thread->server->config.on_tasks(thread->server->config.context, &node->task, 1);  // out of memory
+        }
+        free(node);
+        node = next;
+    }
+    if (tasks == NULL) return;
+    thread->server->config.on_tasks(thread->server->config.context, tasks, count);
+    if (tasks != stack_tasks) free(tasks);
+}
+
 static void lk_thread_listen(lk_thread *thread, int on) {
     if (thread->listening == on || thread->quiesced) return;
     struct epoll_event event = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = LK_EVENT_LISTEN};
@@ -199,6 +252,7 @@ static void *lk_thread_run(void *argument) {
                 timeout = lk_sooner(timeout, (long long)(thread->listen_again_ms - now));
             }
         }
+        if (atomic_load_explicit(&thread->tasks, memory_order_relaxed) != NULL) timeout = 0;
         for (unsigned int index = 0; index < thread->loop_count; index++) {
             lk_loop *loop = &thread->loops[index];
             MHD_UNSIGNED_LONG_LONG next = 0;
@@ -232,6 +286,8 @@ static void *lk_thread_run(void *argument) {
                 thread->loops[tag - LK_EVENT_LOOP].ready = 1;
             }
         }
+        // After the wake flag is cleared: a task posted later wakes the thread again.
+        lk_thread_run_tasks(thread);
         for (unsigned int index = 0; index < thread->loop_count; index++) {
             lk_loop *loop = &thread->loops[index];
             int resumed = atomic_load_explicit(&loop->resumed, memory_order_relaxed) &&
@@ -322,6 +378,7 @@ static void lk_server_free(lk_mhd_server *server) {
     if (server->listen_fd >= 0) close(server->listen_fd);
     for (unsigned int index = 0; index < server->thread_count; index++) {
         lk_thread *thread = &server->threads[index];
+        if (server->config.on_tasks != NULL) lk_thread_run_tasks(thread);
         for (unsigned int shard = 0; thread->loops != NULL && shard < thread->loop_count; shard++) {
             if (thread->loops[shard].daemon != NULL) MHD_stop_daemon(thread->loops[shard].daemon);
         }

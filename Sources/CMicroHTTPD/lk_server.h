@@ -53,6 +53,8 @@ struct lk_thread {
     lk_client_key reservation;
     lk_loop *loops;
     unsigned int loop_count;
+    // Work posted to run on this thread (lk_mhd_post), newest first.
+    _Atomic(struct lk_task *) tasks;
 };
 
 struct lk_mhd_server {
@@ -84,6 +86,8 @@ struct lk_mhd_server {
 
 /// Makes the daemon run soon, after a resume of one of its connections from any thread.
 void lk_loop_wake(lk_loop *loop);
+/// The index of the loop's thread in its server.
+unsigned int lk_mhd_request_thread_of(const lk_loop *loop);
 
 // libmicrohttpd's callbacks for requests, in lk_mhd.c; their closure is the lk_loop (daemon).
 void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection);

@@ -117,8 +117,12 @@ final class HeldPoll: Sendable {
         while true {
             let registration = store.wait(for: reads, after: reads.revision) { [self] change in
                 WakeTrace.mark(.woke, revision: change.revision)
-                if let next = rerender(held, changed: change.changed, revision: change.revision) {
-                    register(held, reads: next)
+                // Rendered and answered by the loop holding the connection: a write waking
+                // polls on every loop has them all answer at once.
+                held.onItsLoop { [self] in
+                    if let next = rerender(held, changed: change.changed, revision: change.revision) {
+                        register(held, reads: next)
+                    }
                 }
             }
             switch registration {

@@ -110,6 +110,7 @@ public final class HTTPServer: Sendable {
             usleep(2_000)
         }
         guard drained() else { return false }
+        core.posts.close()
         running.forEach { lk_mhd_stop($0) }
         Unmanaged.passUnretained(core).release()
         return true
@@ -144,6 +145,7 @@ public final class HTTPServer: Sendable {
             config.max_body_bytes = configuration.maxBodyBytes
             config.request_timeout_seconds = UInt32(clamping: configuration.requestTimeoutSeconds)
             config.handler = handleRequest
+            config.on_tasks = runTasks
             config.context = context
             guard let requestHeaders else { return lk_mhd_start(&config, &error, error.count) }
             return requestHeaders.withUnsafeBufferPointer { names in
@@ -164,6 +166,8 @@ final class ServerCore: Sendable {
     let responder: any HTTPResponder
     let suspended = SuspendedRequests()
     let isDraining = Atomic<Bool>(false)
+    /// Open while the event loops run, for work posted to them.
+    let posts = PostGate()
 
     init(responder: any HTTPResponder) {
         self.responder = responder
@@ -187,6 +191,14 @@ private let handleRequest: lk_mhd_handler = { context, request in
     }
 }
 
+/// The C callback for work posted to an event loop (``SuspendedRequest/onItsLoop(_:)``).
+private let runTasks: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<UnsafeMutableRawPointer?>?, Int) -> Void =
+    {
+        _, tasks, count in
+        guard let tasks else { return }
+        LoopTask.run(UnsafeBufferPointer(start: tasks, count: count))
+    }
+
 private func suspend(
     _ request: OpaquePointer,
     core: ServerCore,
@@ -203,6 +215,9 @@ private func suspend(
         handle: SuspendedRequest.Handle(pointer: request),
         id: core.suspended.makeID(),
         registry: core.suspended,
+        loop: EventLoop(
+            server: EventLoop.Server(pointer: lk_mhd_request_server(request)), thread: lk_mhd_request_thread(request),
+            gate: core.posts),
         endsAtShutdown: endsAtShutdown,
         onShutdown: onShutdown
     )

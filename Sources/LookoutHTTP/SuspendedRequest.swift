@@ -18,6 +18,8 @@ public final class SuspendedRequest: Sendable {
     private let handle: Handle
     private let answered = Atomic<Bool>(false)
     private let registry: SuspendedRequests
+    /// The event loop holding the connection, which ``onItsLoop(_:)`` runs work on.
+    private let loop: EventLoop
     /// Whether shutdown answers it (a wait) or waits for its answer (work in progress).
     let endsAtShutdown: Bool
     let onShutdown: @Sendable () -> HTTPResponse
@@ -27,12 +29,14 @@ public final class SuspendedRequest: Sendable {
         handle: Handle,
         id: UInt64,
         registry: SuspendedRequests,
+        loop: EventLoop,
         endsAtShutdown: Bool,
         onShutdown: @escaping @Sendable () -> HTTPResponse
     ) {
         self.handle = handle
         self.id = id
         self.registry = registry
+        self.loop = loop
         self.endsAtShutdown = endsAtShutdown
         self.onShutdown = onShutdown
     }
@@ -40,6 +44,17 @@ public final class SuspendedRequest: Sendable {
     /// Whether the request has been answered.
     public var isAnswered: Bool {
         answered.load(ordering: .acquiring)
+    }
+
+    /// Runs `work` on the event loop that holds this request's connection: at once when
+    /// called there, else soon, with the other work posted to that loop, whose answers
+    /// are resumed together (``resumingTogether(_:)``).
+    ///
+    /// A wake that finds many polls spread over the loops has each loop render and answer
+    /// its own, in parallel, instead of one thread answering them all before any is sent.
+    /// Once the server has stopped, `work` runs at once.
+    public func onItsLoop(_ work: @escaping @Sendable () -> Void) {
+        if !loop.post(work) { work() }
     }
 
     /// Tags the request for the wake trace (``WakeTrace``) with the revision that woke it,
@@ -102,6 +117,62 @@ public final class SuspendedRequest: Sendable {
         let batch = ResumeBatch()
         defer { batch.resumeAll() }
         return try ResumeBatch.$current.withValue(batch) { try body() }
+    }
+}
+
+/// One event-loop thread of a running server, to post work to.
+struct EventLoop: Sendable {
+    /// `@unchecked Sendable`: the server outlives every post (``PostGate``).
+    struct Server: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    let server: Server
+    let thread: UInt32
+    let gate: PostGate
+
+    /// Posts `work`; false when it should run on the calling thread: it is this loop's,
+    /// the server has stopped, or memory ran out.
+    func post(_ work: @escaping @Sendable () -> Void) -> Bool {
+        if lk_mhd_on_thread(server.pointer, thread) != 0 { return false }
+        let task = Unmanaged.passRetained(LoopTask(work)).toOpaque()
+        let posted = gate.whileOpen { lk_mhd_post(server.pointer, thread, task) == 0 } ?? false
+        if !posted { Unmanaged<LoopTask>.fromOpaque(task).release() }
+        return posted
+    }
+}
+
+/// Whether a server's loops still take posted work: closed before the server stops, so
+/// a post never reaches a stopped server.
+final class PostGate: Sendable {
+    private let open = Mutex(true)
+
+    func whileOpen<Result>(_ body: () -> Result) -> Result? {
+        open.withLock { open in open ? body() : nil }
+    }
+
+    func close() {
+        open.withLock { $0 = false }
+    }
+}
+
+/// Work posted to an event loop.
+final class LoopTask: Sendable {
+    let work: @Sendable () -> Void
+
+    init(_ work: @escaping @Sendable () -> Void) {
+        self.work = work
+    }
+
+    /// Runs the posted tasks (retained pointers to ``LoopTask``) in order, their answers
+    /// resumed together.
+    static func run(_ tasks: UnsafeBufferPointer<UnsafeMutableRawPointer?>) {
+        SuspendedRequest.resumingTogether {
+            for task in tasks {
+                guard let task else { continue }
+                Unmanaged<LoopTask>.fromOpaque(task).takeRetainedValue().work()
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import LookoutHTTP
 import LookoutTestSupport
+import Synchronization
 import Testing
 
 @Suite("HTTP server on libmicrohttpd", .timeLimit(.minutes(1)))
@@ -158,6 +159,63 @@ struct HTTPServerTests {
             }
             #expect(bodies.count == connections.count)
         }
+    }
+
+    @Test("work posted to a held request runs on the loop holding it; answers shared by key are sent to each")
+    func postedWorkAndSharedAnswers() throws {
+        try withServer { server, responder in
+            let connections = try (0..<200).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: server.port) }
+            for (index, connection) in connections.enumerated() {
+                try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\nX-Index: \(index)\r\n\r\n")
+            }
+            let held = try responder.held.wait(for: connections.count)
+            let poster = pthread_self()
+            let ranOnPoster = Atomic<Int>(0)
+            let ran = Atomic<Int>(0)
+            for (index, request) in held.enumerated() {
+                let key = index.isMultiple(of: 2) ? "even" : "odd"
+                request.onItsLoop {
+                    if pthread_equal(pthread_self(), poster) != 0 { ranOnPoster.add(1, ordering: .relaxed) }
+                    ran.add(1, ordering: .relaxed)
+                    request.respond(sharing: [key]) {
+                        HTTPResponse(status: 200, headers: HTTPHeaders([("X-Key", key)]), body: Array(key.utf8))
+                    }
+                }
+            }
+            var keys: [String: Int] = [:]
+            for connection in connections {
+                let response = try connection.readResponse()
+                #expect(response.status == 200)
+                #expect(response.header("X-Key") == response.text)
+                keys[response.text, default: 0] += 1
+            }
+            #expect(ran.load(ordering: .relaxed) == held.count)
+            #expect(ranOnPoster.load(ordering: .relaxed) == 0, "posted from a thread that is not a loop")
+            #expect(server.suspendedCount == 0)
+            // Which request got which key is not known here, only how many of each.
+            #expect(keys == ["even": 100, "odd": 100])
+            // Connections stay usable after a shared answer.
+            #expect(try connections[0].request("GET", "/echo").status == 200)
+        }
+    }
+
+    @Test("after shutdown, work posted to a request runs at once on the caller's thread")
+    func postAfterShutdown() throws {
+        let responder = TestResponder()
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(bindAddresses: ["127.0.0.1"], port: 0, threadCount: 2),
+            responder: responder)
+        try server.start()
+        let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+        try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+        let request = try #require(try responder.held.wait(for: 1).first)
+        #expect(server.shutdown(timeout: .seconds(5)))
+        #expect(try connection.readResponse().status == 503)
+        let ran = Atomic<Bool>(false)
+        request.onItsLoop { ran.store(true, ordering: .relaxed) }
+        let ranAtOnce = ran.load(ordering: .relaxed)
+        #expect(ranAtOnce)
+        #expect(!request.respond(HTTPResponse(status: 200)), "answered at shutdown")
     }
 
     /// libmicrohttpd 0.9.75's epoll loop takes at most 128 events per `epoll_wait` and, when

@@ -71,6 +71,9 @@ typedef struct lk_mhd_config {
     /// Called for each complete request with `context`.
     lk_mhd_handler handler;
     void *context;
+    /// Called on an event-loop thread with `context` and the tasks posted to it
+    /// (lk_mhd_post), oldest first; and once from lk_mhd_stop with any left over.
+    void (*on_tasks)(void *context, void *const *tasks, size_t count);
 } lk_mhd_config;
 
 /// With a list of request headers: the most bytes of the head libmicrohttpd is given (the
@@ -102,6 +105,16 @@ unsigned int lk_mhd_suspended_count(const lk_mhd_server *server);
 ///   stopping with suspended connections is an API violation in libmicrohttpd.
 void lk_mhd_stop(lk_mhd_server *server);
 
+/// The server the request came to.
+lk_mhd_server *lk_mhd_request_server(const lk_mhd_request *request);
+/// The index of the event-loop thread that holds the request's connection, from 0.
+unsigned int lk_mhd_request_thread(const lk_mhd_request *request);
+/// Whether the calling thread is the server's event-loop thread `thread`.
+int lk_mhd_on_thread(const lk_mhd_server *server, unsigned int thread);
+/// Posts `task` to the event-loop thread `thread`, which hands it to `on_tasks` soon.
+/// Returns 0, or -1 when out of memory (the task was not posted).
+/// - Precondition: the server is running (not yet stopped).
+int lk_mhd_post(lk_mhd_server *server, unsigned int thread, void *task);
 /// The request method, e.g. "GET".
 const char *lk_mhd_request_method(const lk_mhd_request *request);
 
