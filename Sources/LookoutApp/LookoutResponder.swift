@@ -8,7 +8,9 @@ import LookoutStore
 /// The service's one ``HTTPResponder``: gives each request an id, routes it, runs its
 /// handler, and turns every error into the one JSON error shape. Errors are caught here
 /// and nowhere else. Every answer is counted and timed by its route's ``RouteMetrics``.
-struct LookoutResponder: HTTPResponder {
+///
+/// A class, like ``RequestContext``: a held poll's closures capture it.
+final class LookoutResponder: HTTPResponder {
     /// The request header fields any route reads; the server keeps no other
     /// (``HTTPServerConfiguration/requestHeaders``). A route reading a field not listed
     /// here would never see it: `RequestHeadersTests` checks the sources against this list.
@@ -72,8 +74,8 @@ struct LookoutResponder: HTTPResponder {
                 // A held poll is finished when it is answered, so its time is the time held.
                 return longPoll.reply(
                     to: context, render: { try render(context, $0) },
-                    finish: { finish(request, requestID, measured, $0) },
-                    counted: { status in counted(request, requestID, measured, status: status) })
+                    finish: { [self] in finish(request, requestID, measured, $0) },
+                    counted: { [self] status in counted(request, requestID, measured, status: status) })
             case .write(let prepare):
                 let prepared: PreparedWrite
                 do {
@@ -86,13 +88,13 @@ struct LookoutResponder: HTTPResponder {
                 }
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
-                    hold: { [writes] held in
-                        writes.submit(prepared) { held.respond(finish(request, requestID, measured, $0)) }
+                    hold: { [self] held in
+                        writes.submit(prepared) { held.respond(self.finish(request, requestID, measured, $0)) }
                     })
             case .deferred(let handle):
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
-                    hold: { held in
+                    hold: { [self] held in
                         Task {
                             let result: Result<HTTPResponse, any Error>
                             do {

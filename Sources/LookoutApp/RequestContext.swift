@@ -3,7 +3,10 @@ import LookoutJSON
 
 /// One request on its way through a route: the request, its id, and what the router
 /// took from the path and query.
-struct RequestContext: Sendable {
+///
+/// A class: a held poll's closures all capture it, and each capture of a class is one
+/// reference where a struct's would copy (and later release) every field.
+final class RequestContext: Sendable {
     let request: HTTPRequest
     /// The id the request is logged under, which its errors carry: the client's own
     /// `X-Request-Id` when it is short and plain, else one made here.

@@ -52,9 +52,16 @@ public final class SuspendedRequest: Sendable {
     ///
     /// A wake that finds many polls spread over the loops has each loop render and answer
     /// its own, in parallel, instead of one thread answering them all before any is sent.
+    /// Within a batch (``resumingTogether(_:)``) work for another loop is posted in chunks.
     /// Once the server has stopped, `work` runs at once.
     public func onItsLoop(_ work: @escaping @Sendable () -> Void) {
-        if !loop.post(work) { work() }
+        if loop.isCurrent {
+            work()
+        } else if let batch = ResumeBatch.current {
+            batch.post(work, to: loop)
+        } else {
+            loop.run(work)
+        }
     }
 
     /// Tags the request for the wake trace (``WakeTrace``) with the revision that woke it,
@@ -131,14 +138,23 @@ struct EventLoop: Sendable {
     let thread: UInt32
     let gate: PostGate
 
-    /// Posts `work`; false when it should run on the calling thread: it is this loop's,
-    /// the server has stopped, or memory ran out.
-    func post(_ work: @escaping @Sendable () -> Void) -> Bool {
-        if lk_mhd_on_thread(server.pointer, thread) != 0 { return false }
+    /// Whether the calling thread is this loop's.
+    var isCurrent: Bool {
+        lk_mhd_on_thread(server.pointer, thread) != 0
+    }
+
+    func isSame(as other: EventLoop) -> Bool {
+        server.pointer == other.server.pointer && thread == other.thread
+    }
+
+    /// Posts `work`, or runs it at once when the server has stopped (or memory ran out).
+    func run(_ work: @escaping @Sendable () -> Void) {
         let task = Unmanaged.passRetained(LoopTask(work)).toOpaque()
         let posted = gate.whileOpen { lk_mhd_post(server.pointer, thread, task) == 0 } ?? false
-        if !posted { Unmanaged<LoopTask>.fromOpaque(task).release() }
-        return posted
+        if !posted {
+            Unmanaged<LoopTask>.fromOpaque(task).release()
+            work()
+        }
     }
 }
 
@@ -180,9 +196,30 @@ final class LoopTask: Sendable {
 final class ResumeBatch: Sendable {
     @TaskLocal static var current: ResumeBatch?
 
+    /// Work for other loops is posted this many at a time: few posts, and the other loops
+    /// start while this one still works.
+    static let postChunk = 64
+
     private let handles = Mutex<[SuspendedRequest.Handle]>([])
     /// Responses shared in this batch, by what names their bytes.
     private let responses = Mutex<[[String]: SharedResponse]>([:])
+    /// Work for other loops not yet posted.
+    private let posts = Mutex<[(loop: EventLoop, work: [@Sendable () -> Void])]>([])
+
+    /// Queues `work` for `loop`, posting the loop's queue when it is a chunk long.
+    func post(_ work: @escaping @Sendable () -> Void, to loop: EventLoop) {
+        let chunk: [@Sendable () -> Void]? = posts.withLock { posts in
+            guard let index = posts.firstIndex(where: { $0.loop.isSame(as: loop) }) else {
+                posts.append((loop, [work]))
+                return nil
+            }
+            posts[index].work.append(work)
+            guard posts[index].work.count >= Self.postChunk else { return nil }
+            defer { posts[index].work = [] }
+            return posts[index].work
+        }
+        if let chunk { loop.run { for work in chunk { work() } } }
+    }
 
     func add(_ handle: SuspendedRequest.Handle) {
         handles.withLock { $0.append(handle) }
@@ -197,9 +234,13 @@ final class ResumeBatch: Sendable {
         return shared
     }
 
+    /// Resumes the answered requests, and posts the work still queued.
     func resumeAll() {
         for handle in handles.withLock({ $0 }) {
             lk_mhd_resume(handle.pointer)
+        }
+        for (loop, chunk) in posts.withLock({ $0 }) where !chunk.isEmpty {
+            loop.run { for work in chunk { work() } }
         }
     }
 }
