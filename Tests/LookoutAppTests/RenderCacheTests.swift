@@ -45,7 +45,7 @@ struct RenderCacheTests {
         #expect(cache.count == 1, "a failed render keeps nothing")
     }
 
-    @Test("a full cache evicts views of older revisions, and keeps nothing new while all are current")
+    @Test("a full cache keeps nothing new while all are current; a newer revision drops every older view")
     func bounded() throws {
         let store = try Store([try DocumentCollection(name: "things", documents: [["id": 1, "n": 1]])], epoch: "e")
         let cache = RenderCache<Int>(capacity: 3)
