@@ -100,7 +100,8 @@ final class HeldPoll: Sendable {
     func hold(_ held: SuspendedRequest, for wait: Double) {
         // The deadline is scheduled before the wait is registered, so that a wake can
         // always cancel it; the action checks it still owns the poll.
-        let jitter = Double.random(in: 0...(wait / 16))
+        var spread = JitterGenerator()
+        let jitter = Double.random(in: 0...(wait / 16), using: &spread)
         let token = deadlines.schedule(after: .seconds(wait + jitter)) { [self] in
             // Cancelled here means not woken: nothing it read has changed.
             if let waiter = state.withLock({ $0.waiter }), store.cancel(waiter) {
@@ -188,5 +189,19 @@ final class HeldPoll: Sendable {
 
     private func cancelDeadline() {
         if let token = deadline.withLock({ $0 }) { deadlines.cancel(token) }
+    }
+}
+
+/// Random numbers for spreading deadlines: SplitMix64 over one shared counter, seeded at
+/// random once. The system generator costs a `getrandom` call each, once per held poll;
+/// a deadline's jitter needs spread, not secrecy.
+struct JitterGenerator: RandomNumberGenerator {
+    private static let counter = Atomic<UInt64>(UInt64.random(in: 0...UInt64.max))
+
+    mutating func next() -> UInt64 {
+        var z = Self.counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

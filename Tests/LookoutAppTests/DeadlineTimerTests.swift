@@ -6,6 +6,17 @@ import Testing
 
 @Suite("Deadline timer", .timeLimit(.minutes(1)))
 struct DeadlineTimerTests {
+    @Test("a held poll's jitter is spread over its whole range, and never repeats a draw")
+    func jitterSpread() {
+        var generator = JitterGenerator()
+        let draws = (0..<4096).map { _ in Double.random(in: 0...1, using: &generator) }
+        #expect(Set(draws).count == draws.count)
+        // Sixteen bins of 256 expected each; a generator stuck in part of the range fails.
+        var bins = [Int](repeating: 0, count: 16)
+        for draw in draws { bins[min(15, Int(draw * 16))] += 1 }
+        #expect(bins.allSatisfy { (128...384).contains($0) }, "\(bins)")
+    }
+
     @Test("actions run in deadline order, not before their deadline; cancelled ones never run and are freed")
     func orderAndCancel() async throws {
         let timer = DeadlineTimer()
