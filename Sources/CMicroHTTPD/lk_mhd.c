@@ -242,7 +242,7 @@ lk_mhd_server *lk_mhd_request_server(const lk_mhd_request *request) {
 }
 
 unsigned int lk_mhd_request_thread(const lk_mhd_request *request) {
-    return lk_mhd_request_thread_of(request->loop);
+    return lk_loop_thread_index(request->loop);
 }
 
 const char *lk_mhd_request_method(const lk_mhd_request *request) {

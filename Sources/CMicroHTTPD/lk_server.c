@@ -65,7 +65,7 @@ struct lk_task {
     struct lk_task *next;
 };
 
-unsigned int lk_mhd_request_thread_of(const lk_loop *loop) {
+unsigned int lk_loop_thread_index(const lk_loop *loop) {
     return (unsigned int)(loop->thread - loop->server->threads);
 }
 

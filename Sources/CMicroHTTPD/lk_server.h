@@ -87,7 +87,7 @@ struct lk_mhd_server {
 /// Makes the daemon run soon, after a resume of one of its connections from any thread.
 void lk_loop_wake(lk_loop *loop);
 /// The index of the loop's thread in its server.
-unsigned int lk_mhd_request_thread_of(const lk_loop *loop);
+unsigned int lk_loop_thread_index(const lk_loop *loop);
 
 // libmicrohttpd's callbacks for requests, in lk_mhd.c; their closure is the lk_loop (daemon).
 void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection);

@@ -121,6 +121,8 @@ final class HeldPoll: Sendable {
                 // Rendered and answered by the loop holding the connection: a write waking
                 // polls on every loop has them all answer at once.
                 held.onItsLoop { [self] in
+                    // Answered meanwhile (at shutdown): nothing to render or wait for.
+                    guard !held.isAnswered else { return }
                     if let next = rerender(held, changed: change.changed, revision: change.revision) {
                         register(held, reads: next)
                     }

@@ -115,6 +115,7 @@ int lk_mhd_on_thread(const lk_mhd_server *server, unsigned int thread);
 /// Returns 0, or -1 when out of memory (the task was not posted).
 /// - Precondition: the server is running (not yet stopped).
 int lk_mhd_post(lk_mhd_server *server, unsigned int thread, void *task);
+
 /// The request method, e.g. "GET".
 const char *lk_mhd_request_method(const lk_mhd_request *request);
 
