@@ -104,11 +104,9 @@ public final class SuspendedRequest: Sendable {
             send(make(), through: handle.pointer)
             return true
         }
-        if let shared = batch.shared(key, make),
-            lk_mhd_respond_shared_deferred(handle.pointer, shared.pointer) == 0
-        {
-        } else {
-            send(make(), through: handle.pointer, resuming: false)
+        let shared = batch.shared(key, make)
+        if shared.map({ lk_mhd_respond_shared_deferred(handle.pointer, $0.pointer) }) != 0 {
+            send(make(), through: handle.pointer, resuming: false)  // out of memory, or closing
         }
         batch.add(handle)
         return true
