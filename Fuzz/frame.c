@@ -15,6 +15,7 @@
 
 #include "lk_frame.h"
 #include "lk_head.h"
+#include "pieces.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,25 +93,21 @@ static void read_stream(const uint8_t *data, size_t size, const uint8_t *pieces,
             if (arrived - position > limits.max_head + limits.max_body + 2048) abort();
         }
         if (arrived == size) break;
-        size_t step = piece < piece_count && pieces[piece] != 0 ? pieces[piece] : size - arrived;
-        piece++;
-        arrived += step < size - arrived ? step : size - arrived;
+        arrived += fuzz_piece_size(pieces, piece_count, piece++, size - arrived);
     }
     t->consumed = position;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
-    // The first byte says how many of the next bytes are piece sizes.
-    size_t piece_count = size > 0 ? input[0] % 32 : 0;
-    if (size < 1 + piece_count) return 0;
-    const uint8_t *pieces = input + 1;
-    const uint8_t *data = input + 1 + piece_count;
-    size_t length = size - 1 - piece_count;
+    fuzz_pieces pieces;
+    if (!fuzz_pieces_split(input, size, 32, &pieces)) return 0;
+    const uint8_t *data = pieces.data;
+    size_t length = pieces.length;
 
     static trace whole;
     static trace split;
     read_stream(data, length, NULL, 0, &whole, 1);
-    read_stream(data, length, pieces, piece_count, &split, 0);
+    read_stream(data, length, pieces.sizes, pieces.count, &split, 0);
     // Split reading sees the same bytes; a refusal may only come at the same point.
     if (whole.status != split.status || whole.consumed != split.consumed || whole.count != split.count ||
         memcmp(whole.events, split.events, whole.count * sizeof(whole.events[0])) != 0) {

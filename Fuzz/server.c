@@ -17,6 +17,7 @@
 #define _GNU_SOURCE  // memmem
 #include "lk_frame.h"
 #include "lk_mhd.h"
+#include "pieces.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -205,17 +206,15 @@ static size_t read_answers(int fd, size_t expected, int until_closed, int *close
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
-    size_t piece_count = size > 0 ? input[0] % 8 : 0;
-    if (size < 1 + piece_count) return 0;
-    const uint8_t *pieces = input + 1;
-    const uint8_t *data = input + 1 + piece_count;
-    size_t length = size - 1 - piece_count;
+    fuzz_pieces pieces;
+    if (!fuzz_pieces_split(input, size, 8, &pieces)) return 0;
+    const uint8_t *data = pieces.data;
+    size_t length = pieces.length;
 
     int fd = connect_to_server();
     size_t sent = 0;
     for (size_t piece = 0; sent < length; piece++) {
-        size_t step = piece < piece_count && pieces[piece] != 0 ? pieces[piece] : length - sent;
-        if (step > length - sent) step = length - sent;
+        size_t step = fuzz_piece_size(pieces.sizes, pieces.count, piece, length - sent);
         ssize_t written = send(fd, data + sent, step, MSG_NOSIGNAL);
         if (written < 0 && errno == EINTR) continue;
         if (written < 0) break;  // the server closed
