@@ -75,9 +75,7 @@ public final class SuspendedRequest: Sendable {
     /// - Returns: false if it was already answered (the response is dropped).
     @discardableResult
     public func respond(_ response: HTTPResponse) -> Bool {
-        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return false }
-        registry.remove(id)
+        guard claim() else { return false }
         if let batch = ResumeBatch.current {
             send(response, through: handle.pointer, resuming: false)
             batch.add(handle)
@@ -97,9 +95,7 @@ public final class SuspendedRequest: Sendable {
     /// - Returns: false if it was already answered.
     @discardableResult
     public func respond(sharing key: [String], _ make: () -> HTTPResponse) -> Bool {
-        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return false }
-        registry.remove(id)
+        guard claim() else { return false }
         guard let batch = ResumeBatch.current else {
             send(make(), through: handle.pointer)
             return true
@@ -109,6 +105,14 @@ public final class SuspendedRequest: Sendable {
             send(make(), through: handle.pointer, resuming: false)  // out of memory, or closing
         }
         batch.add(handle)
+        return true
+    }
+
+    /// Marks the request answered, once: false if it already was.
+    private func claim() -> Bool {
+        guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return false }
+        registry.remove(id)
         return true
     }
 
@@ -122,71 +126,6 @@ public final class SuspendedRequest: Sendable {
         let batch = ResumeBatch()
         defer { batch.resumeAll() }
         return try ResumeBatch.$current.withValue(batch) { try body() }
-    }
-}
-
-/// One event-loop thread of a running server, to post work to.
-struct EventLoop: Sendable {
-    /// `@unchecked Sendable`: the server outlives every post (``PostGate``).
-    struct Server: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
-    let server: Server
-    let thread: UInt32
-    let gate: PostGate
-
-    /// Whether the calling thread is this loop's.
-    var isCurrent: Bool {
-        lk_mhd_on_thread(server.pointer, thread) != 0
-    }
-
-    func isSame(as other: EventLoop) -> Bool {
-        server.pointer == other.server.pointer && thread == other.thread
-    }
-
-    /// Posts `work`, or runs it at once when the server has stopped (or memory ran out).
-    func run(_ work: @escaping @Sendable () -> Void) {
-        let task = Unmanaged.passRetained(LoopTask(work)).toOpaque()
-        let posted = gate.whileOpen { lk_mhd_post(server.pointer, thread, task) == 0 } ?? false
-        if !posted {
-            Unmanaged<LoopTask>.fromOpaque(task).release()
-            work()
-        }
-    }
-}
-
-/// Whether a server's loops still take posted work: closed before the server stops, so
-/// a post never reaches a stopped server.
-final class PostGate: Sendable {
-    private let open = Mutex(true)
-
-    func whileOpen<Result>(_ body: () -> Result) -> Result? {
-        open.withLock { open in open ? body() : nil }
-    }
-
-    func close() {
-        open.withLock { $0 = false }
-    }
-}
-
-/// Work posted to an event loop.
-final class LoopTask: Sendable {
-    let work: @Sendable () -> Void
-
-    init(_ work: @escaping @Sendable () -> Void) {
-        self.work = work
-    }
-
-    /// Runs the posted tasks (retained pointers to ``LoopTask``) in order, their answers
-    /// resumed together.
-    static func run(_ tasks: UnsafeBufferPointer<UnsafeMutableRawPointer?>) {
-        SuspendedRequest.resumingTogether {
-            for task in tasks {
-                guard let task else { continue }
-                Unmanaged<LoopTask>.fromOpaque(task).takeRetainedValue().work()
-            }
-        }
     }
 }
 
