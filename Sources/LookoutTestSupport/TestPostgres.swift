@@ -34,6 +34,12 @@ public final class TestPostgres: Sendable {
     }
     private static let sharedServer = Mutex<TestPostgres?>(nil)
 
+    /// A new, empty database on the shared server, as ``createDatabase(_:)`` gives, made
+    /// off Swift's cooperative pool: starting the server and `createdb` block for seconds.
+    public static func freshDatabase() async throws -> String {
+        try await offPool { try shared.createDatabase() }
+    }
+
     public let port: Int
     public let directory: String
     private let binaries: String
@@ -194,5 +200,18 @@ public final class TestPostgres: Sendable {
         guard (try? process.run()) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
+    }
+}
+
+/// Runs blocking work (sockets, child processes) on a thread of its own.
+///
+/// Blocking calls must stay off Swift's cooperative pool: it has one thread per core, the
+/// server's deferred handlers (login, verify) run on it, and tests run in parallel on it;
+/// a test blocking it for seconds stalls every other test's requests.
+public func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try work() })
+        }
     }
 }

@@ -79,18 +79,6 @@ final class LiveApp: Sendable {
     }
 }
 
-/// Runs blocking socket work on a thread of its own.
-///
-/// Blocking calls must stay off Swift's cooperative pool: it has one thread per core,
-/// and the server's deferred handlers (login, verify) run on it.
-func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try work() })
-        }
-    }
-}
-
 struct LoginFailed: Error {
     let status: Int
 }

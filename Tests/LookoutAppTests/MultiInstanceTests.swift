@@ -46,7 +46,7 @@ struct MultiInstanceTests {
 
     @Test("instances started at once on an empty database import the data once and share one history")
     func startTogether() async throws {
-        let url = try TestPostgres.shared.createDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let apps = try await instances(3, url: url, together: true)
         defer { shutdown(apps) }
         var lists: Set<String> = []
@@ -73,7 +73,7 @@ struct MultiInstanceTests {
 
     @Test("one instance on PostgreSQL keeps writes, revisions and the epoch through a restart")
     func restart() async throws {
-        let url = try TestPostgres.shared.createDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let first = try await instances(1, url: url)
         let editor = try await first[0].editorHeaders()
         #expect(
@@ -94,7 +94,7 @@ struct MultiInstanceTests {
 
     @Test("a write on one instance wakes the long-polls on that field on the other two, and no others")
     func wakeAcross() async throws {
-        let url = try TestPostgres.shared.createDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let apps = try await instances(3, url: url)
         defer { shutdown(apps) }
         let (a, b, c) = (apps[0], apps[1], apps[2])
@@ -124,7 +124,7 @@ struct MultiInstanceTests {
 
     @Test("concurrent writers on three instances: every poll sees each field only grow, none is lost, all converge")
     func concurrentWriters() async throws {
-        let url = try TestPostgres.shared.createDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let apps = try await instances(3, url: url)
         defer { shutdown(apps) }
         let writes = 15
@@ -195,7 +195,7 @@ struct MultiInstanceTests {
 
     @Test("an instance cut from the database refuses writes with 503, serves reads and polls, and catches up")
     func reconnect() async throws {
-        let server = try TestPostgres()
+        let server = try await offPool { try TestPostgres() }
         defer { server.remove() }
         let url = try server.createDatabase()
         let apps = try await instances(2, url: url)
@@ -206,7 +206,7 @@ struct MultiInstanceTests {
         async let held = b.request("GET", "/v1/notes/1?wait=60", headers: [Self.json, ("If-None-Match", tag)])
         try await b.waitUntilHeld(1)
 
-        server.stop()
+        try await offPool { server.stop() }
         let refused = try await a.request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"lost"}"#)
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") != nil)
@@ -214,7 +214,7 @@ struct MultiInstanceTests {
         try await Self.waitUntil { try await b.request("GET", "/readyz").status == 503 }
         #expect(b.application.heldRequests == 1, "the held poll is still held")
 
-        try server.start()
+        try await offPool { try server.start() }
         var status = 0
         for _ in 0..<100 where status != 200 {
             status = try await a.request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"back"}"#).status
@@ -228,7 +228,7 @@ struct MultiInstanceTests {
 
     @Test("one instance cut from the database while the others write catches up in order and wakes its polls")
     func cutOneInstance() async throws {
-        let server = try TestPostgres.shared
+        let server = try await offPool { try TestPostgres.shared }
         let name = "lookout_cut_\(UInt32.random(in: 0...UInt32.max))"
         let url = try server.createDatabase(name)
         // The third instance reaches the database through a relay that can be cut.
@@ -282,7 +282,7 @@ struct MultiInstanceTests {
 
     @Test("a token revoked on one instance, or a family revoked for reuse, is refused on the others within seconds")
     func revocationsAcross() async throws {
-        let url = try TestPostgres.shared.createDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let apps = try await instances(3, url: url)
         defer { shutdown(apps) }
         let (a, b, c) = (apps[0], apps[1], apps[2])
@@ -317,7 +317,7 @@ struct MultiInstanceTests {
 
     @Test("lookout user and export work on the shared database while instances run; import refuses it")
     func commandsOnPostgres() async throws {
-        let url = try TestPostgres.shared.createDatabase()
+        let url = try await TestPostgres.freshDatabase()
         let apps = try await instances(2, url: url)
         defer { shutdown(apps) }
         var configuration = AppConfiguration(dataDirectory: apps[0].dataDirectory)
@@ -331,7 +331,7 @@ struct MultiInstanceTests {
         #expect(throws: StartupError.self, "import starts a history; on PostgreSQL a first start does") {
             try DataCommands.importFile("/nonexistent.json", into: configuration, replace: true)
         }
-        configuration.databaseURL = try TestPostgres.shared.createDatabase()
+        configuration.databaseURL = try await TestPostgres.freshDatabase()
         #expect(throws: StartupError.self, "an empty database holds no users to change") {
             try UserCommands.list(in: configuration)
         }
