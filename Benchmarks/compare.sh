@@ -2,7 +2,8 @@
 # Lookout side by side with what users would pick instead, on this machine, in one run:
 #
 #   throughput   GET /v1/info_feed?page=1 against nginx serving the same bytes as a static
-#                file (Benchmarks/throughput.sh, ROUNDS rounds alternating)
+#                file (Benchmarks/throughput.sh, ROUNDS rounds alternating), at each of
+#                CONNECTION_COUNTS open connections
 #   long-poll    against nginx's Nchan module (libnginx-mod-nchan) with long-poll
 #                subscribers, ROUNDS rounds alternating Lookout with in-memory storage,
 #                Lookout with SQLite (the default, durable), Nchan, ..., each round on
@@ -24,6 +25,7 @@
 # Environment:
 #   ROUNDS            rounds per target                                     default 3
 #   DURATION          wrk -d of the throughput runs                         default 10s
+#   CONNECTION_COUNTS wrk -c of the throughput runs                         default "64 256 1000"
 #   SINGLE_ROUNDS     single-wake rounds per run                            default 1000
 #   MODES             Lookout's storage modes to run                        default "memory sqlite"
 #   FANOUTS           fan-out sizes                                         default "1000 10000 19000"
@@ -34,6 +36,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-10s}"
+CONNECTION_COUNTS="${CONNECTION_COUNTS:-64 256 1000}"
 SINGLE_ROUNDS="${SINGLE_ROUNDS:-1000}"
 MODES="${MODES:-memory sqlite}"
 FANOUTS="${FANOUTS:-1000 10000 19000}"
@@ -71,10 +74,13 @@ trap 'exit 143' TERM
 
 # --- throughput ----------------------------------------------------------------------
 
-log "throughput: ROUNDS=$ROUNDS DURATION=$DURATION Benchmarks/throughput.sh"
-ROUNDS="$ROUNDS" DURATION="$DURATION" bash Benchmarks/throughput.sh >"$TMP/throughput.out" 2>"$TMP/throughput.err" ||
-    { cat "$TMP/throughput.err" >&2; die "throughput.sh failed"; }
-cat "$TMP/throughput.out" >&2
+for connections in $CONNECTION_COUNTS; do
+    log "throughput: CONNECTIONS=$connections ROUNDS=$ROUNDS DURATION=$DURATION Benchmarks/throughput.sh"
+    CONNECTIONS="$connections" ROUNDS="$ROUNDS" DURATION="$DURATION" bash Benchmarks/throughput.sh \
+        >"$TMP/throughput-$connections.out" 2>"$TMP/throughput-$connections.err" ||
+        { cat "$TMP/throughput-$connections.err" >&2; die "throughput.sh failed"; }
+    cat "$TMP/throughput-$connections.out" >&2
+done
 
 # --- long-poll: builds and data ------------------------------------------------------
 
@@ -312,22 +318,24 @@ line() { # label unit lookout-values anchor-values goal-op goal anchor-name
         "$ng_med" "($ng_min-$ng_max)" "$ratio" "$op $goal" "$(verdict "$ratio" "$op" "$goal") ($anchor)"
 }
 
-tp_lk=$(awk '$1 == "lookout" { print $2 }' "$TMP/throughput.out")
-tp_ng=$(awk '$1 == "nginx" { print $2 }' "$TMP/throughput.out")
-tp_lk_range=$(awk '$1 == "lookout" { print $3 }' "$TMP/throughput.out")
-tp_ng_range=$(awk '$1 == "nginx" { print $3 }' "$TMP/throughput.out")
-p99_lk=$(awk '$1 == "lookout" { print $4 }' "$TMP/throughput.out")
-p99_ng=$(awk '$1 == "nginx" { print $4 }' "$TMP/throughput.out")
-
 printf '\nLookout vs nginx / Nchan, %s, commit %s, nproc %s, Lookout modes %s, %s rounds alternating, load %s at start, %s at end\n' \
     "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git log -1 --format=%h)" "$(nproc)" "$MODES" "$ROUNDS" \
     "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' figure lookout '(range)' anchor '(range)' ratio goal verdict
-printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "GET info_feed?page=1, req/s (wrk -c64)" "$tp_lk" "($tp_lk_range)" \
-    "$tp_ng" "($tp_ng_range)" "$(awk -v a="$tp_lk" -v b="$tp_ng" 'BEGIN { printf "%.2f", a / b }')" ">= 1.0" \
-    "$(verdict "$(awk -v a="$tp_lk" -v b="$tp_ng" 'BEGIN { printf "%.2f", a / b }')" ">=" 1.0) (nginx static file)"
-printf '%-40s %10s %-19s %10s %-19s %7s\n' "  p99 ms (median of rounds)" "$p99_lk" "" "$p99_ng" "" \
-    "$(awk -v a="$p99_lk" -v b="$p99_ng" 'BEGIN { printf "%.2f", a / b }')"
+for connections in $CONNECTION_COUNTS; do
+    out="$TMP/throughput-$connections.out"
+    tp_lk=$(awk '$1 == "lookout" { print $2 }' "$out")
+    tp_ng=$(awk '$1 == "nginx" { print $2 }' "$out")
+    tp_ratio=$(awk -v a="$tp_lk" -v b="$tp_ng" 'BEGIN { printf "%.2f", a / b }')
+    p99_lk=$(awk '$1 == "lookout" { print $4 }' "$out")
+    p99_ng=$(awk '$1 == "nginx" { print $4 }' "$out")
+    p99_ratio=$(awk -v a="$p99_lk" -v b="$p99_ng" 'BEGIN { printf "%.2f", a / b }')
+    printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "GET info_feed?page=1, req/s (wrk -c$connections)" "$tp_lk" \
+        "($(awk '$1 == "lookout" { print $3 }' "$out"))" "$tp_ng" "($(awk '$1 == "nginx" { print $3 }' "$out"))" \
+        "$tp_ratio" ">= 1.0" "$(verdict "$tp_ratio" ">=" 1.0) (nginx static file)"
+    printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' "  p99 ms (median of rounds)" "$p99_lk" "" "$p99_ng" "" \
+        "$p99_ratio" "<= 1.0" "$(verdict "$p99_ratio" "<=" 1.0)"
+done
 plus() { # values... allowance: each value minus the allowance, for the ratio against Nchan
     local offset=${*: -1}
     printf '%s\n' "${@:1:$#-1}" | awk -v o="$offset" '{ printf "%.1f ", $1 - o }'

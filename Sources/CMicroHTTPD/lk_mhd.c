@@ -110,8 +110,43 @@ void *lk_on_uri(void *cls, const char *uri, struct MHD_Connection *connection) {
 struct lk_mhd_shared {
     struct MHD_Response *response;
     unsigned int status;
+    size_t head_bytes;  // of its header fields on the wire (lk_head_bytes)
     atomic_uint references;
 };
+
+// What libmicrohttpd adds to a response's header fields on the wire, at most: the status
+// line, Date, Content-Length, Connection, and the empty line.
+#define LK_RESPONSE_HEAD_EXTRA 160
+
+// The bytes `headers` take on the wire ("Name: value\r\n" each), plus what libmicrohttpd adds.
+static size_t lk_head_bytes(const lk_mhd_header *headers, size_t header_count) {
+    size_t bytes = LK_RESPONSE_HEAD_EXTRA;
+    for (size_t index = 0; index < header_count; index++) {
+        bytes += strlen(headers[index].name) + strlen(headers[index].value) + 4;
+    }
+    return bytes;
+}
+
+// Whether a response head of `head_bytes` fits what is left of the connection's memory
+// pool. libmicrohttpd writes the response's head into the pool, after shrinking its read
+// buffer to the request head it holds, beside a 64-byte record per field
+// (connection.c: connection_switch_from_recv_to_send, build_header_response); a head that
+// does not fit makes it close the connection without an answer.
+static int lk_head_fits(const lk_mhd_request *request, size_t head_bytes) {
+    size_t pool = request->server->connection_memory;
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    size_t head = info != NULL ? info->header_size : pool;
+    int fields = MHD_get_connection_values(
+        request->connection, MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND | MHD_FOOTER_KIND, NULL, NULL);
+    size_t used = (head + 15) / 16 * 16 + 64 * (size_t)(fields > 0 ? fields : 0) + 64;
+    return used < pool && head_bytes <= pool - used;
+}
+
+// The answer when the real one's header fields would not fit: a short JSON error.
+static const char lk_too_large_body[] =
+    "{\"error\":{\"code\":\"answer_too_large\",\"message\":\"The answer's header fields are larger than "
+    "this connection can send; ask for less (a shorter query).\"}}";
 
 // Gives up the request's hold on its response, queued or not.
 static void lk_drop_response(struct lk_mhd_request *request) {
@@ -289,25 +324,28 @@ unsigned int lk_mhd_request_fault(const lk_mhd_request *request, const char **co
     return request->fault->status;
 }
 
-void lk_mhd_request_client_address(const lk_mhd_request *request, char *buffer, size_t size) {
-    buffer[0] = '\0';
+unsigned int lk_mhd_request_client_address(const lk_mhd_request *request, uint8_t bytes[16]) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (info == NULL || info->client_addr == NULL) {
-        return;
+        return 0;
     }
     const struct sockaddr *address = info->client_addr;
     if (address->sa_family == AF_INET) {
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size);
-    } else if (address->sa_family == AF_INET6) {
+        memcpy(bytes, &((const struct sockaddr_in *)address)->sin_addr, 4);
+        return 4;
+    }
+    if (address->sa_family == AF_INET6) {
         const struct in6_addr *v6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
         if (IN6_IS_ADDR_V4MAPPED(v6)) {
-            // A dual-stack socket reports IPv4 clients as ::ffff:a.b.c.d; show them as IPv4.
-            inet_ntop(AF_INET, &v6->s6_addr[12], buffer, size);
-        } else {
-            inet_ntop(AF_INET6, v6, buffer, size);
+            // A dual-stack socket reports IPv4 clients as ::ffff:a.b.c.d; give them as IPv4.
+            memcpy(bytes, &v6->s6_addr[12], 4);
+            return 4;
         }
+        memcpy(bytes, v6->s6_addr, 16);
+        return 16;
     }
+    return 0;
 }
 
 void lk_mhd_suspend(lk_mhd_request *request) {
@@ -343,6 +381,14 @@ static int lk_must_close(const lk_mhd_request *request) {
 static int lk_store_response(lk_mhd_request *request, unsigned int status,
                              const lk_mhd_header *headers, size_t header_count,
                              const void *body, size_t body_length) {
+    static const lk_mhd_header json = {"Content-Type", "application/json; charset=utf-8"};
+    if (!lk_head_fits(request, lk_head_bytes(headers, header_count))) {
+        status = 500;
+        headers = &json;
+        header_count = 1;
+        body = lk_too_large_body;
+        body_length = sizeof(lk_too_large_body) - 1;
+    }
     struct MHD_Response *response = lk_build_response(headers, header_count, body, body_length);
     if (response == NULL) {
         return -1;
@@ -355,12 +401,9 @@ static int lk_store_response(lk_mhd_request *request, unsigned int status,
     return 0;
 }
 
-int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
-                   const lk_mhd_header *headers, size_t header_count,
-                   const void *body, size_t body_length) {
-    if (lk_store_response(request, status, headers, header_count, body, body_length) != 0) {
-        return -1;
-    }
+// The request's response is stored: resumes a suspended request, else (in the handler)
+// leaves it for lk_dispatch to queue.
+static void lk_answered(lk_mhd_request *request) {
     int expected = LK_SUSPENDED;
     if (atomic_compare_exchange_strong(&request->state, &expected, LK_RESUMING)) {
         lk_loop *loop = request->loop;  // the request may be freed once resumed
@@ -369,6 +412,15 @@ int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
     } else {
         atomic_store(&request->state, LK_ANSWERED);
     }
+}
+
+int lk_mhd_respond(lk_mhd_request *request, unsigned int status,
+                   const lk_mhd_header *headers, size_t header_count,
+                   const void *body, size_t body_length) {
+    if (lk_store_response(request, status, headers, header_count, body, body_length) != 0) {
+        return -1;
+    }
+    lk_answered(request);
     return 0;
 }
 
@@ -392,6 +444,7 @@ lk_mhd_shared *lk_mhd_shared_create(unsigned int status, const lk_mhd_header *he
         return NULL;
     }
     shared->status = status;
+    shared->head_bytes = lk_head_bytes(headers, header_count);
     atomic_init(&shared->references, 1);
     return shared;
 }
@@ -403,12 +456,24 @@ void lk_mhd_shared_release(lk_mhd_shared *shared) {
     }
 }
 
-int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *shared) {
-    if (lk_must_close(request)) return -1;
+// Stores the shared response on the request, with a reference of the request's own.
+static void lk_store_shared(lk_mhd_request *request, lk_mhd_shared *shared) {
     atomic_fetch_add_explicit(&shared->references, 1, memory_order_relaxed);
     request->shared = shared;
     request->response = shared->response;
     request->status = shared->status;
+}
+
+int lk_mhd_respond_shared(lk_mhd_request *request, lk_mhd_shared *shared) {
+    if (lk_must_close(request) || !lk_head_fits(request, shared->head_bytes)) return -1;
+    lk_store_shared(request, shared);
+    lk_answered(request);
+    return 0;
+}
+
+int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *shared) {
+    if (lk_must_close(request) || !lk_head_fits(request, shared->head_bytes)) return -1;
+    lk_store_shared(request, shared);
     atomic_store(&request->state, LK_RESUMING);
     return 0;
 }

@@ -303,15 +303,17 @@ static void *lk_thread_run(void *argument) {
     return NULL;
 }
 
-// libmicrohttpd's memory per connection: the largest head the guard gives it (its target
-// is "/", and trailers are left out: lk_head.h), a header record (56 bytes in 0.9.75) for
-// each field, and room for its read buffer to overshoot while it grows (in steps of an
-// eighth of what is free) and for the response's header; so libmicrohttpd never refuses
-// on its own what the guard passed. With the fields read listed, 4 KiB in all
-// (RequestHeadersTests sends the largest head); with every field kept, what a head at the
-// limit needs (RequestFramingTests).
+// libmicrohttpd's memory per connection, resident for as long as the connection lives (a
+// held long-poll's included): the largest head the guard gives it (its target is "/", and
+// trailers are left out: lk_head.h), a header record (56 bytes in 0.9.75, 64 in the pool)
+// for each field, and room for the response's header fields, which it writes into what is
+// left once it has shrunk its read buffer to the head. With the fields read listed, 2.75
+// KiB in all: a typical head (a token, a cursor: ~500 bytes) leaves ~1.8 KiB for the
+// answer's fields, the largest head 512 bytes; an answer whose fields do not fit is a JSON
+// 500 (lk_mhd.c, lk_head_fits), not a dropped connection. RequestHeadersTests sends the
+// largest head; with every field kept, what a head at the limit needs (RequestFramingTests).
 static size_t lk_connection_memory(const lk_mhd_server *server) {
-    if (server->kept_headers != NULL) return server->kept_head_max + server->kept_fields_max * 64 + 1024;
+    if (server->kept_headers != NULL) return server->kept_head_max + server->kept_fields_max * 64 + 512;
     return server->kept_head_max + LK_FRAME_MAX_TRAILER_BYTES + (server->kept_fields_max + LK_FRAME_MAX_TRAILER_FIELDS) * 64 + 4096;
 }
 
@@ -323,7 +325,7 @@ static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, 
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)lk_on_connection, loop},
         {MHD_OPTION_CONNECTION_LIMIT, connection_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, config->idle_timeout_seconds, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)lk_connection_memory(server), NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)server->connection_memory, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_NO_LISTEN_SOCKET;
@@ -467,6 +469,7 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         server->kept_fields_max = LK_MAX_FIELDS;
     }
     server->config.request_headers = NULL;  // the copy is kept_headers
+    server->connection_memory = lk_connection_memory(server);
     // The longest incomplete element the guard holds back: a head or trailer section just
     // under its limit, or a chunk-size line (1 KiB), with room to spare.
     server->stash_capacity = (max_head > LK_FRAME_MAX_TRAILER_BYTES ? max_head : LK_FRAME_MAX_TRAILER_BYTES) + 2048;

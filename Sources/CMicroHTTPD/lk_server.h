@@ -74,6 +74,8 @@ struct lk_mhd_server {
     char *kept_headers;
     size_t kept_head_max;
     size_t kept_fields_max;
+    // libmicrohttpd's memory per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT).
+    size_t connection_memory;
     uint64_t request_timeout_ms;
     int listen_fd;  // shared by every thread; closed by us, once
     pthread_mutex_t lock;

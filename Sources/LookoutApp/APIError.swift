@@ -46,6 +46,13 @@ struct APIError: Error, Equatable {
             headers: [("Allow", allowed.joined(separator: ", "))])
     }
 
+    /// A paged list's `Link` header, which repeats the query in each link, would be too long.
+    static func queryTooLong(limit: Int) -> APIError {
+        APIError(
+            status: 414, code: "query_too_long",
+            message: "The query is too long for this page's Link header (at most \(limit) bytes); shorten it.")
+    }
+
     static func payloadTooLarge(limit: Int) -> APIError {
         APIError(status: 413, code: "payload_too_large", message: "The request body is larger than \(limit) bytes.")
     }

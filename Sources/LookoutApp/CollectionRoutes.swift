@@ -70,6 +70,9 @@ struct CollectionRoutes: Sendable {
         var headers = [("X-Total-Count", String(result.total))]
         let links = PageLinks(path: "/v1/\(collection)", keeping: parameters.encoded(excluding: ListQuery.linkOmitted))
         if let link = links.header(for: result.window) {
+            guard link.utf8.count <= PageLinks.maxHeaderBytes else {
+                throw APIError.queryTooLong(limit: PageLinks.maxHeaderBytes)
+            }
             headers.append(("Link", link))
         }
         return RenderedView(

@@ -24,7 +24,12 @@ extension HTTPResponse {
         if tag.isMatched(byIfNoneMatch: context.request.headers["If-None-Match"]) {
             return notModified(tag, caching: view.caching, requestID: context.echoedRequestID)
         }
-        var response = json(body: view.body, tag: tag, requestID: context.echoedRequestID)
+        return rendering(view, tag: tag, requestID: context.echoedRequestID)
+    }
+
+    /// A rendered view's 200, with its cursor as `ETag`.
+    static func rendering(_ view: RenderedView, tag: EntityTag, requestID: String?) -> HTTPResponse {
+        var response = json(body: view.body, tag: tag, requestID: requestID)
         for (name, value) in view.headers + view.caching { response.headers.add(name, value) }
         return response
     }

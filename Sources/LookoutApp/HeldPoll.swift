@@ -27,9 +27,8 @@ final class HeldPoll: Sendable {
             case .notModified(let tag, let caching):
                 return .notModified(tag, caching: caching, requestID: requestID)
             case .fresh(let view, let epoch, let changed):
-                var response = HTTPResponse.json(
-                    body: view.body, tag: EntityTag(epoch: epoch, revision: view.reads.revision), requestID: requestID)
-                for (name, value) in view.headers + view.caching { response.headers.add(name, value) }
+                var response = HTTPResponse.rendering(
+                    view, tag: EntityTag(epoch: epoch, revision: view.reads.revision), requestID: requestID)
                 response.headers.add(LongPoll.changedHeader, changed.map(HeldPoll.headerName).joined(separator: ", "))
                 return response
             }

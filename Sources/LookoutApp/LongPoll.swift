@@ -34,11 +34,13 @@ struct LongPoll: Sendable {
     /// - Parameters:
     ///   - finish: turns a handler result into the logged and counted response.
     ///   - counted: logs and counts an answer made without `finish` (shared by many polls).
+    ///   - answered: told of a view answered at once, not held, with its epoch.
     func reply(
         to context: RequestContext,
         render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
         finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse,
-        counted: @escaping @Sendable (Int) -> Void
+        counted: @escaping @Sendable (Int) -> Void,
+        answered: (RenderedView, String) -> Void = { _, _ in }
     ) -> HTTPReply {
         let snapshot = store.snapshot()
         let wait: Double?
@@ -54,6 +56,7 @@ struct LongPoll: Sendable {
         guard let wait, let cursor, cursor.epoch == snapshot.epoch, view.reads.revision <= cursor.revision,
             !view.reads.keys.isEmpty
         else {
+            answered(view, snapshot.epoch)
             return .response(finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
         }
         let poll = HeldPoll(

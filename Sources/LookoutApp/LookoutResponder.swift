@@ -22,6 +22,7 @@ final class LookoutResponder: HTTPResponder {
     let maxBodyBytes: Int
     let logger: Logger
     let requestIDs = RequestIDGenerator()
+    let hotReads = HotReads()
     /// Per pattern of `router`, by index.
     private let routeMetrics: [RouteMetrics]
     private let unmatchedMetrics: RouteMetrics
@@ -43,8 +44,12 @@ final class LookoutResponder: HTTPResponder {
 
     func reply(to request: HTTPRequest) -> HTTPReply {
         let started = RouteMetrics.now()
-        let echoedRequestID = RequestIDGenerator.echoed(request.headers["X-Request-Id"])
-        let requestID = echoedRequestID ?? requestIDs.next()
+        // A line per request at debug level names its id: those take the full path.
+        if logger.logLevel > .debug, let (response, metrics) = hotReads.answer(request, at: longPoll.store.revision) {
+            metrics.record(method: request.method, status: response.status, since: started)
+            return .response(response)
+        }
+        let requestID = requestIDs.id(for: request.headers["X-Request-Id"])
         let match = router.match(method: request.method, path: request.path)
         let measured: Measured
         if case .found(_, _, let pattern) = match {
@@ -66,7 +71,7 @@ final class LookoutResponder: HTTPResponder {
             return .response(finish(request, requestID, measured, .failure(APIError.methodNotAllowed(allowed))))
         case .found(let handler, let parameters, _):
             let context = RequestContext(
-                request: request, requestID: requestID, echoedRequestID: echoedRequestID, pathParameters: parameters)
+                request: request, requestID: requestID, pathParameters: parameters)
             switch handler {
             case .immediate(let handle):
                 return .response(finish(request, requestID, measured, Result { try handle(context) }))
@@ -74,8 +79,13 @@ final class LookoutResponder: HTTPResponder {
                 // A held poll is finished when it is answered, so its time is the time held.
                 return longPoll.reply(
                     to: context, render: { try render(context, $0) },
-                    finish: { [self] in finish(request, requestID, measured, $0) },
-                    counted: { [self] status in counted(request, requestID, measured, status: status) })
+                    // Capturing the context, one reference, rather than the request's fields:
+                    // a held poll keeps these closures for as long as it waits.
+                    finish: { [self] in finish(context.request, context.requestID, measured, $0) },
+                    counted: { [self] status in counted(context.request, context.requestID, measured, status: status) },
+                    answered: { view, epoch in
+                        hotReads.note(view, epoch: epoch, for: context, metrics: measured.metrics)
+                    })
             case .write(let prepare):
                 let prepared: PreparedWrite
                 do {
@@ -87,13 +97,13 @@ final class LookoutResponder: HTTPResponder {
                     return .response(finish(request, requestID, measured, Result { try writes.applyNow(prepared) }))
                 }
                 return .suspend(
-                    onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
+                    onShutdown: { APIError.shuttingDown.response(requestID: requestID.description) },
                     hold: { [self] held in
                         writes.submit(prepared) { held.respond(self.finish(request, requestID, measured, $0)) }
                     })
             case .deferred(let handle):
                 return .suspend(
-                    onShutdown: { APIError.shuttingDown.response(requestID: requestID) },
+                    onShutdown: { APIError.shuttingDown.response(requestID: requestID.description) },
                     hold: { [self] held in
                         Task {
                             let result: Result<HTTPResponse, any Error>
@@ -124,7 +134,7 @@ final class LookoutResponder: HTTPResponder {
     /// counts instead of the 503 sent for it.
     private func finish(
         _ request: HTTPRequest,
-        _ requestID: String,
+        _ requestID: RequestID,
         _ measured: Measured,
         _ result: Result<HTTPResponse, any Error>
     ) -> HTTPResponse {
@@ -136,18 +146,18 @@ final class LookoutResponder: HTTPResponder {
 
     /// Logs and counts a successful answer made elsewhere: one response that many held
     /// polls share.
-    private func counted(_ request: HTTPRequest, _ requestID: String, _ measured: Measured, status: Int) {
+    private func counted(_ request: HTTPRequest, _ requestID: RequestID, _ measured: Measured, status: Int) {
         logSuccess(request, requestID, status: status)
         measured.metrics.record(method: request.method, status: status, since: measured.started)
     }
 
-    private func logSuccess(_ request: HTTPRequest, _ requestID: String, status: Int) {
+    private func logSuccess(_ request: HTTPRequest, _ requestID: RequestID, status: Int) {
         logger.debug("\(request.method) \(request.target) \(status)", metadata: ["request-id": "\(requestID)"])
     }
 
     private func respond(
         _ request: HTTPRequest,
-        _ requestID: String,
+        _ requestID: RequestID,
         _ result: Result<HTTPResponse, any Error>
     ) -> HTTPResponse {
         // Metadata is built only when a line is logged: the log calls take autoclosures.
@@ -167,7 +177,7 @@ final class LookoutResponder: HTTPResponder {
                     "\(request.method) \(request.target) \(apiError.status) \(apiError.code)",
                     metadata: ["request-id": "\(requestID)"])
             }
-            return apiError.response(requestID: requestID)
+            return apiError.response(requestID: requestID.description)
         }
     }
 

@@ -9,6 +9,10 @@ import LookoutHTTP
 /// query cannot add a relation or a parameter to the header. Encoding them changes no
 /// value, since parameters are percent-decoded when read.
 struct PageLinks {
+    /// The longest `Link` header answered: the server has a few KiB per connection for an
+    /// answer's header fields (lk_mhd.h), and each link repeats the query.
+    static let maxHeaderBytes = 1024
+
     let path: String
     /// The request's parameters other than the paging ones, encoded, joined by `&`.
     let keeping: String

@@ -21,18 +21,29 @@ struct RenderedView: Sendable {
     }
 }
 
+/// What holds for one revision of the store and is kept for it (``RevisionCache``).
+protocol RevisionBound: Sendable {
+    /// The revision it holds for: it is current while the store is at it.
+    var revision: UInt64 { get }
+}
+
+extension RenderedView: RevisionBound {}
+
 /// The renderings of the store's latest revision, by key (every client asking for the
 /// same page at that revision shares one rendering).
+typealias RenderCache<Key: Hashable & Sendable> = RevisionCache<Key, RenderedView>
+
+/// Values made from the store's latest revision, by key.
 ///
-/// A view is reused only at the revision it was rendered from, so when a rendering of a
-/// newer revision arrives, every view kept is stale: they are all dropped at once, outside
-/// the lock. Holds at most `capacity` views; when full, a view is rendered but not kept,
-/// so clients asking for ever new keys cannot grow it, and a miss never scans it (with ten
+/// A value is reused only at the revision it was made from, so when a value of a newer
+/// revision arrives, every value kept is stale: they are all dropped at once, outside the
+/// lock. Holds at most `capacity` values; when full, a value is made but not kept, so
+/// clients asking for ever new keys cannot grow it, and a miss never scans it (with ten
 /// thousand polls on ten thousand documents, a sweep per miss was most of a wake).
-final class RenderCache<Key: Hashable & Sendable>: Sendable {
+final class RevisionCache<Key: Hashable & Sendable, Value: RevisionBound>: Sendable {
     private struct Generation {
         var revision: UInt64 = 0
-        var views: [Key: RenderedView] = [:]
+        var values: [Key: Value] = [:]
     }
 
     private let generation = Mutex(Generation())
@@ -42,6 +53,32 @@ final class RenderCache<Key: Hashable & Sendable>: Sendable {
         self.capacity = capacity
     }
 
+    /// The value kept for `key` at `revision`, if any.
+    func value(for key: Key, at revision: UInt64) -> Value? {
+        generation.withLock { $0.revision == revision ? $0.values[key] : nil }
+    }
+
+    /// Keeps `value` for `key` at its revision, unless a newer revision is kept already
+    /// or there is no room; a newer revision drops every value kept.
+    func keep(_ value: Value, for key: Key) {
+        let stale: [Key: Value]? = generation.withLock { generation in
+            if value.revision > generation.revision {
+                defer { generation = Generation(revision: value.revision, values: [key: value]) }
+                return generation.values
+            }
+            if value.revision == generation.revision, generation.values.count < capacity {
+                generation.values[key] = value
+            }
+            return nil
+        }
+        _ = stale  // released here, after the lock
+    }
+
+    /// Values kept right now.
+    var count: Int { generation.withLock { $0.values.count } }
+}
+
+extension RevisionCache where Value == RenderedView {
     /// The view for `key` at `snapshot`, rendering it when none is kept for that revision.
     /// Errors from `render` are passed on and nothing is kept.
     func view(
@@ -49,24 +86,10 @@ final class RenderCache<Key: Hashable & Sendable>: Sendable {
         at snapshot: StoreSnapshot,
         render: (StoreSnapshot) throws -> RenderedView
     ) rethrows -> RenderedView {
-        let cached = generation.withLock { $0.revision == snapshot.revision ? $0.views[key] : nil }
-        if let cached { return cached }
+        if let cached = value(for: key, at: snapshot.revision) { return cached }
         // Rendered outside the lock; two threads may both render a missing entry once.
         let view = try render(snapshot)
-        let stale: [Key: RenderedView]? = generation.withLock { generation in
-            if view.revision > generation.revision {
-                defer { generation = Generation(revision: view.revision, views: [key: view]) }
-                return generation.views
-            }
-            if view.revision == generation.revision, generation.views.count < capacity {
-                generation.views[key] = view
-            }
-            return nil
-        }
-        _ = stale  // released here, after the lock
+        keep(view, for: key)
         return view
     }
-
-    /// Views kept right now.
-    var count: Int { generation.withLock { $0.views.count } }
 }

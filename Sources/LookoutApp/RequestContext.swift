@@ -10,23 +10,22 @@ final class RequestContext: Sendable {
     let request: HTTPRequest
     /// The id the request is logged under, which its errors carry: the client's own
     /// `X-Request-Id` when it is short and plain, else one made here.
-    let requestID: String
+    let requestID: RequestID
     /// The client's own `X-Request-Id`, echoed on every answer; nil when it sent none (or
     /// one that was replaced), and then only errors carry an id. An answer without one
     /// can be shared between requests: ten thousand polls woken by one write, or a hot GET.
-    let echoedRequestID: String?
+    var echoedRequestID: String? { requestID.echoed }
     /// Values of the route's `{name}` path segments.
-    let pathParameters: [String: String]
+    let pathParameters: PathParameters
     let query: QueryParameters
     /// What a view's rendering depends on in the request: its path and query as sent,
     /// without the long-poll's own parameters. Requests of the same grant with the same
     /// key see the same bytes at a revision, so renderings are cached and shared by it.
     let viewKey: String
 
-    init(request: HTTPRequest, requestID: String, echoedRequestID: String?, pathParameters: [String: String]) {
+    init(request: HTTPRequest, requestID: RequestID, pathParameters: PathParameters) {
         self.request = request
         self.requestID = requestID
-        self.echoedRequestID = echoedRequestID
         self.pathParameters = pathParameters
         query = QueryParameters(request.rawQuery)
         viewKey = String(request.path) + "?" + query.encoded(excluding: LongPoll.parameters)

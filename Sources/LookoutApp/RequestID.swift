@@ -1,5 +1,29 @@
 import Synchronization
 
+/// A request's id: the client's own, or a serial number written as 16 hexadecimal digits
+/// only when the id is shown (on errors and in logs), which most answers never need.
+struct RequestID: Sendable, CustomStringConvertible {
+    /// The client's own id, which every answer echoes; nil for a server-made one.
+    let echoed: String?
+    private let serial: UInt64
+
+    init(echoed: String) {
+        self.echoed = echoed
+        serial = 0
+    }
+
+    init(serial: UInt64) {
+        echoed = nil
+        self.serial = serial
+    }
+
+    var description: String {
+        if let echoed { return echoed }
+        let hex = String(serial, radix: 16)
+        return String(repeating: "0", count: max(0, 16 - hex.utf8.count)) + hex
+    }
+}
+
 /// Makes request ids for requests that bring none of their own.
 ///
 /// A request's id is the client's own `X-Request-Id` when it is short and plain
@@ -18,11 +42,11 @@ final class RequestIDGenerator: Sendable {
         clientProvided.flatMap { isAcceptable($0) ? $0 : nil }
     }
 
-    /// A fresh id: 16 hexadecimal digits.
-    func next() -> String {
-        let value = counter.add(1, ordering: .relaxed).newValue
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - hex.utf8.count)) + hex
+    /// The id of a request that brought `clientProvided` (``echoed(_:)`` decides whether
+    /// it is kept), else a fresh one.
+    func id(for clientProvided: String?) -> RequestID {
+        if let echoed = Self.echoed(clientProvided) { return RequestID(echoed: echoed) }
+        return RequestID(serial: counter.wrappingAdd(1, ordering: .relaxed).newValue)
     }
 
     /// 1–64 characters of letters, digits, `-`, `_` and `.`: safe to echo and to log.

@@ -20,7 +20,7 @@ enum RouteHandler: Sendable {
 struct Router: Sendable {
     enum Match {
         /// `pattern` indexes ``patterns``: the route as a metric label, never the raw path.
-        case found(RouteHandler, parameters: [String: String], pattern: Int)
+        case found(RouteHandler, parameters: PathParameters, pattern: Int)
         case methodNotAllowed([String])
         case notFound
     }
@@ -33,6 +33,8 @@ struct Router: Sendable {
         let handler: RouteHandler
         /// Per segment, whether it is literal: how a route is ranked against others.
         let specificity: [Bool]
+        /// The names of its `{name}` segments, in order.
+        let parameterNames: [String]
     }
 
     private enum Segment: Sendable, Equatable {
@@ -59,7 +61,11 @@ struct Router: Sendable {
         routes.append(
             Route(
                 method: method, pattern: index, segments: segments, handler: handler,
-                specificity: segments.map { !$0.isParameter }))
+                specificity: segments.map { !$0.isParameter },
+                parameterNames: segments.compactMap { segment in
+                    if case .parameter(let name) = segment { return name }
+                    return nil
+                }))
     }
 
     func match(method: String, path: Substring) -> Match {
@@ -80,8 +86,10 @@ struct Router: Sendable {
         }
         if let best {
             let route = routes[best]
+            let values = zip(route.segments, decoded).compactMap { $0.isParameter ? $1 : nil }
             return .found(
-                route.handler, parameters: Self.parameters(of: route.segments, in: decoded), pattern: route.pattern)
+                route.handler, parameters: PathParameters(names: route.parameterNames, values: values),
+                pattern: route.pattern)
         }
         // Only now, for a 405: which methods this path does take.
         var allowed: [String] = []
@@ -108,12 +116,23 @@ struct Router: Sendable {
         }
         return true
     }
+}
 
-    private static func parameters(of segments: [Segment], in parts: [String]) -> [String: String] {
-        var parameters: [String: String] = [:]
-        for (segment, part) in zip(segments, parts) {
-            if case .parameter(let name) = segment { parameters[name] = part }
-        }
-        return parameters
+/// The values of a matched route's `{name}` segments, by name.
+///
+/// Two arrays rather than a dictionary: a route has one or two parameters, the names are
+/// the route's own (shared), and a held poll keeps its request's parameters while it waits.
+struct PathParameters: Sendable {
+    private let names: [String]
+    private let values: [String]
+
+    init(names: [String], values: [String]) {
+        precondition(names.count == values.count, "one value per parameter")
+        self.names = names
+        self.values = values
+    }
+
+    subscript(name: String) -> String? {
+        names.firstIndex(of: name).map { values[$0] }
     }
 }

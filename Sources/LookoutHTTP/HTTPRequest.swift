@@ -27,8 +27,10 @@ public struct HTTPRequest: Sendable {
     public let body: [UInt8]
     /// Set when the server refused the request as read; answer with it, ignoring the rest.
     public let refusal: Refusal?
+    /// The client's address.
+    public let address: ClientAddress
     /// The client's address as text, e.g. `127.0.0.1` or `::1`.
-    public let clientAddress: String
+    public var clientAddress: String { address.description }
     /// When it was read whole, in CLOCK_MONOTONIC nanoseconds; 0 unless tracing
     /// (``WakeTrace``).
     public var receivedAt: UInt64 = 0
@@ -41,12 +43,19 @@ public struct HTTPRequest: Sendable {
         refusal: Refusal? = nil,
         clientAddress: String = ""
     ) {
+        self.init(
+            method: method, target: target, headers: headers, body: body, refusal: refusal,
+            address: ClientAddress(clientAddress))
+    }
+
+    init(method: String, target: String, headers: HTTPHeaders, body: [UInt8], refusal: Refusal?, address: ClientAddress)
+    {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
         self.refusal = refusal
-        self.clientAddress = clientAddress
+        self.address = address
     }
 
     /// The path part of the target, still percent-encoded.

@@ -258,16 +258,22 @@ private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
     } else {
         body = []
     }
-    var address = [CChar](repeating: 0, count: 64)
-    lk_mhd_request_client_address(request, &address, address.count)
     var made = HTTPRequest(
         method: String(cString: lk_mhd_request_method(request)),
         target: String(cString: lk_mhd_request_target(request)),
         headers: headers,
         body: body,
         refusal: refusal(of: request),
-        clientAddress: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        address: clientAddress(of: request)
     )
     if WakeTrace.isEnabled { made.receivedAt = lk_mhd_request_received_ns(request) }
     return made
+}
+
+private func clientAddress(of request: OpaquePointer) -> ClientAddress {
+    var bytes: (UInt64, UInt64) = (0, 0)
+    return withUnsafeMutableBytes(of: &bytes) { buffer in
+        let count = lk_mhd_request_client_address(request, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        return ClientAddress(bytes: UnsafeRawBufferPointer(rebasing: buffer.prefix(Int(count))))
+    }
 }

@@ -10,13 +10,17 @@
 public struct QueryParameters: Sendable {
     /// Decoded, in order.
     public let pairs: [(name: String, value: String)]
+    /// The query as sent, still encoded.
+    private let raw: Substring
+
     /// Each `name=value` item as sent, still encoded; `pairs[i]` is `items[i]` decoded.
-    public let items: [Substring]
+    /// Split again when asked, rather than kept: a held poll keeps its query.
+    public var items: [Substring] { raw.split(separator: "&") }
 
     /// Splits `query` (the target's part after `?`, still encoded) at `&` and decodes it.
     public init(_ query: Substring) {
-        items = query.split(separator: "&")
-        pairs = items.map { item in
+        raw = query
+        pairs = query.split(separator: "&").map { item in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (Self.decode(parts[0]), parts.count > 1 ? Self.decode(parts[1]) : "")
         }
@@ -24,6 +28,7 @@ public struct QueryParameters: Sendable {
 
     /// The items as sent whose names are not in `excluded`, joined by `&`.
     public func encoded(excluding excluded: Set<String>) -> String {
+        let items = items
         if items.count == 1, !excluded.contains(pairs[0].name) { return String(items[0]) }
         return zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
     }

@@ -234,9 +234,12 @@ final class SharedResponse: @unchecked Sendable {
     }
 }
 
-/// Hands a response to the C layer: copies headers and body. With `resuming: false` a
+/// Hands a response to the C layer: copies headers and body unless it is prepared. With `resuming: false` a
 /// suspended request stays suspended until `lk_mhd_resume`.
 func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bool = true) {
+    if resuming, let prepared = response.prepared, lk_mhd_respond_shared(request, prepared.shared.pointer) == 0 {
+        return
+    }
     withCHeaders(response) { headers in
         response.body.withUnsafeBytes { body in
             if resuming {

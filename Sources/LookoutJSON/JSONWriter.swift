@@ -12,7 +12,13 @@ public struct JSONWriter: Sendable {
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var writer = JSONWriter()
         writer.write(value)
-        return writer.bytes
+        // Renderings are kept (render caches, held polls): no more room than the text needs.
+        // (A copy through `Array(bytes[...])` could keep the same storage.)
+        let text = writer.bytes
+        guard text.capacity - text.count > 64 else { return text }
+        return [UInt8](unsafeUninitializedCapacity: text.count) { buffer, count in
+            count = text.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
+        }
     }
 
     public mutating func write(_ value: JSONValue) {

@@ -21,6 +21,8 @@ public final class Store: Sendable {
     }
 
     private let current: Mutex<StoreSnapshot>
+    /// `current`'s revision, read without its lock.
+    private let currentRevision: Atomic<UInt64>
     private let writer = Mutex(())
     private let registrar = FieldRegistrar()
     private let interner = Mutex(KeyInterner())
@@ -91,6 +93,7 @@ public final class Store: Sendable {
         self.journal = journal
         self.declaredOptions = declared
         current = Mutex(StoreSnapshot(epoch: image.epoch, revision: revision, collections: states))
+        currentRevision = Atomic(revision)
     }
 
     /// The entry adding the declared collections `image` lacks, as `states` holds them.
@@ -150,6 +153,12 @@ public final class Store: Sendable {
     /// The latest committed state.
     public func snapshot() -> StoreSnapshot {
         current.withLock { $0 }
+    }
+
+    /// The latest committed revision: ``snapshot()``'s, without taking the snapshot. Once a
+    /// write has returned, its revision or a later one.
+    public var revision: UInt64 {
+        currentRevision.load(ordering: .acquiring)
     }
 
     /// One write and its `If-Match`, for ``apply(_:)``.
@@ -357,7 +366,10 @@ public final class Store: Sendable {
     /// Publishes `result`, then wakes the waiters on the `changed` keys that are not
     /// ignored (by the options in `before`).
     private func publish(_ result: StoreSnapshot, changing changed: [StoreKey], after before: StoreSnapshot) {
-        current.withLock { $0 = result }
+        current.withLock { snapshot in
+            snapshot = result
+            currentRevision.store(result.revision, ordering: .releasing)
+        }
         WakeTrace.publish(revision: result.revision)
         let wakeKeys = changed.filter { key in
             guard case .field(let collection, _, let name) = key else { return true }

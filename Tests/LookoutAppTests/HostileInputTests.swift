@@ -136,6 +136,47 @@ struct HostileInputTests {
         }
     }
 
+    @Test("a long query on a paged list gets a 414, never a dropped connection, at every length")
+    func longPagedQueries() async throws {
+        try await withHostileApp { app in
+            var answered: [Int: Int] = [:]
+            for length in stride(from: 0, through: 6_000, by: 250) {
+                let filler = String(repeating: "x", count: length)
+                let response = try await app.request("GET", "/v1/galleries?page=2&per_page=2&title_ne=\(filler)")
+                answered[response.status, default: 0] += 1
+                if response.status == 414 {
+                    #expect(try response.json["error"]?["code"] == "query_too_long")
+                } else {
+                    #expect(response.status == 200, "length \(length): \(response.status)")
+                    #expect((response.header("Link")?.utf8.count ?? 0) <= 1_024)
+                }
+            }
+            #expect(answered[200, default: 0] > 0 && answered[414, default: 0] > 0, "\(answered)")
+        }
+    }
+
+    @Test("an answer whose header fields outgrow the connection's memory is a JSON 500, not a dropped connection")
+    func oversizedAnswerHeaders() async throws {
+        try await withHostileApp { app in
+            let editor = try await app.editorHeaders()
+            // 120 fields with long names: a poll woken by a change to all of them names them
+            // all in Lookout-Changed, some 6 KiB.
+            let names = (0..<120).map { "a_rather_long_field_name_for_this_test_\($0)" }
+            func document(_ value: Int) -> String {
+                "{" + names.map { "\"\($0)\":\(value)" }.joined(separator: ",") + "}"
+            }
+            #expect(try await app.request("PUT", "/v1/galleries/3", headers: editor, body: document(1)).status == 200)
+            let tag = try #require(try await app.request("GET", "/v1/galleries/3").header("ETag"))
+            async let held = app.request("GET", "/v1/galleries/3?wait=30", headers: [("If-None-Match", tag)])
+            try await app.waitUntilHeld(1)
+            #expect(try await app.request("PUT", "/v1/galleries/3", headers: editor, body: document(2)).status == 200)
+            let woken = try await held
+            #expect(woken.status == 500)
+            #expect(try woken.json["error"]?["code"] == "answer_too_large")
+            #expect(try await app.request("GET", "/v1/galleries/3").status == 200, "the server still answers")
+        }
+    }
+
     @Test("a field name the client chose is percent-encoded in Lookout-Changed, never cut or split")
     func changedFieldNames() async throws {
         try await withHostileApp { app in

@@ -78,8 +78,8 @@ typedef struct lk_mhd_config {
 
 /// With a list of request headers: the most bytes of the head libmicrohttpd is given (the
 /// request line, with the target as "/", and the fields read), and how many fields.
-#define LK_MHD_KEPT_HEAD_BYTES 2048
-#define LK_MHD_KEPT_FIELDS 16
+#define LK_MHD_KEPT_HEAD_BYTES 1536
+#define LK_MHD_KEPT_FIELDS 12
 
 /// One response header.
 typedef struct lk_mhd_header {
@@ -140,8 +140,9 @@ const uint8_t *lk_mhd_request_body(const lk_mhd_request *request, size_t *length
 /// not be used. The answer carries Connection: close.
 unsigned int lk_mhd_request_fault(const lk_mhd_request *request, const char **code, const char **message);
 
-/// Writes the client's address as text ("127.0.0.1", "::1") into `buffer`.
-void lk_mhd_request_client_address(const lk_mhd_request *request, char *buffer, size_t size);
+/// The client's address: writes its 4 (IPv4, an IPv4-mapped IPv6 address included) or 16
+/// bytes into `bytes` and returns 4 or 16; 0 when unknown.
+unsigned int lk_mhd_request_client_address(const lk_mhd_request *request, uint8_t bytes[16]);
 
 /// Suspends the request so it can be answered later from any thread.
 /// - Precondition: called from the handler, at most once.
@@ -150,7 +151,9 @@ void lk_mhd_request_client_address(const lk_mhd_request *request, char *buffer, 
 void lk_mhd_suspend(lk_mhd_request *request);
 
 /// Answers the request: copies the headers and body. Returns 0 on success, -1 when out of
-/// memory. A header whose name or value holds CR, LF or TAB is dropped.
+/// memory. A header whose name or value holds CR, LF or TAB is dropped. Header fields too
+/// large for what is left of the connection's memory are answered instead with a 500
+/// `answer_too_large` JSON error (libmicrohttpd would close the connection unanswered).
 ///
 /// From the handler, the response is queued when the handler returns. After
 /// lk_mhd_suspend, it may be called from any thread: it resumes the connection.
@@ -176,6 +179,12 @@ lk_mhd_shared *lk_mhd_shared_create(unsigned int status, const lk_mhd_header *he
                                     const void *body, size_t body_length);
 /// Gives up one reference; the last frees it (requests answered with it hold their own).
 void lk_mhd_shared_release(lk_mhd_shared *shared);
+/// Like lk_mhd_respond, with a shared response (taking a reference for the request): from
+/// the handler, a repeated answer costs no copy. Returns -1, answering nothing, when the
+/// request's answer must close its connection (a framing fault, or the server draining),
+/// or when its header fields do not fit the connection's memory: answer it with its own
+/// response.
+int lk_mhd_respond_shared(lk_mhd_request *request, lk_mhd_shared *shared);
 /// Like lk_mhd_respond_deferred, with a shared response (taking a reference for the
 /// request). Returns -1, answering nothing, when the request's answer must close its
 /// connection (a framing fault, or the server draining): answer it with its own response.
