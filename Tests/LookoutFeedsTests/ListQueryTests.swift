@@ -74,6 +74,10 @@ struct ListQueryTests {
         #expect(try ids("sort=w", snapshot) == [3, 2, 1], "e + U+0301 sorts before U+00E9")
         #expect(try ids("q=CAFE", snapshot) == [2, 3], "q compares scalars, as _like does")
         #expect(try ids("w_like=cafe", snapshot) == [2, 3])
+
+        let astral: [JSONValue] = [["id": 1, "w": "\u{1F600}"], ["id": 2, "w": "\u{FFFD}"], ["id": 3, "w": "z"]]
+        let other = try Store([try DocumentCollection(name: "shops", documents: astral)], epoch: "e").snapshot()
+        #expect(try ids("sort=w", other) == [3, 2, 1], "U+1F600 after U+FFFD, as scalars (not UTF-16) order them")
     }
 
     @Test("sort keys, order, the declared default and ties by id")
