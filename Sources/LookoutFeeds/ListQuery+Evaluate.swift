@@ -23,9 +23,13 @@ extension ListQuery {
     /// the sort fields of the documents that match; and the returned fields of the
     /// documents in the window. A write anywhere else wakes nobody waiting on it.
     public func evaluate(in snapshot: StoreSnapshot, reads: inout ReadSet) -> ListResult {
-        let ids = snapshot.ids(in: collection, reads: &reads) ?? []
-        let matching = ids.filter { matches($0, in: snapshot, reads: &reads) }
-        let rows = snapshot.sortedRows(matching, in: collection, by: sort, reads: &reads)
+        // Looked up once: the filters and sort keys read every document of it.
+        let source = snapshot.collection(collection)
+        let ids = source?.ids(reads: &reads) ?? []
+        let matching = source.map { source in ids.filter { matches($0, in: source, reads: &reads) } } ?? []
+        let rows = (source?.rows(matching, by: sort, reads: &reads) ?? []).sorted {
+            SortKey.compare($0, $1, by: sort) == .orderedAscending
+        }
         let selected: ArraySlice<(values: [JSONValue?], id: Int)>
         let window: ListResult.Window
         switch paging {
@@ -51,17 +55,15 @@ extension ListQuery {
 
     /// Whether document `id` passes every filter and the search; stops reading at the
     /// first filter it fails, since the answer does not depend on the rest.
-    private func matches(_ id: Int, in snapshot: StoreSnapshot, reads: inout ReadSet) -> Bool {
-        for filter in filters
-        where !filter.matches(snapshot.value(at: filter.path, of: id, in: collection, reads: &reads)) {
+    private func matches(_ id: Int, in source: CollectionSnapshot, reads: inout ReadSet) -> Bool {
+        for filter in filters where !filter.matches(source.value(at: filter.path, of: id, reads: &reads)) {
             return false
         }
         guard let search else { return true }
         // Searching only the fields it may see, it never reads (or waits on) the others.
-        let names = searchFields ?? snapshot.fieldNames(of: id, in: collection, reads: &reads)
+        let names = searchFields ?? source.fieldNames(of: id, reads: &reads)
         for name in names where name != "id" {
-            if Self.contains(search, snapshot.value(at: FieldPath(field: name), of: id, in: collection, reads: &reads))
-            {
+            if Self.contains(search, source.value(at: FieldPath(field: name), of: id, reads: &reads)) {
                 return true
             }
         }
