@@ -28,9 +28,9 @@ public struct CollectionSnapshot: Sendable {
     /// appearance is a change too, so a missing field is recorded as well).
     /// - Precondition: the document exists (its id came from this snapshot).
     public func value(at path: FieldPath, of id: Int, reads: inout ReadSet) -> JSONValue? {
-        let document = state.documents[id]!
-        reads.record(.field(collection: name, id: id, name: path.field), revision: document.revision(of: path.field))
-        return path.value(below: document.fields[path.field])
+        let (value, revision) = state.documents.field(path.field, of: id)!
+        reads.record(.field(collection: name, id: id, name: path.field), revision: revision)
+        return path.value(below: value)
     }
 
     /// The names of document `id`'s fields, `id` first; records them as a set, so a field
