@@ -129,11 +129,31 @@ struct LikePattern: Sendable {
     /// Whether `text` (lowercased) contains `piece` (lowercased), comparing scalars, as
     /// `q` searches.
     static func contains(_ piece: [UInt8], in text: String) -> Bool {
-        find(piece, in: Array(text.lowercased().utf8), from: 0) != nil
+        withLowercasedUTF8(text) { find(piece, in: $0, from: 0) != nil }
     }
 
     func matches(_ text: String) -> Bool {
-        let subject = Array(text.lowercased().utf8)
+        Self.withLowercasedUTF8(text) { matches(lowercased: $0) }
+    }
+
+    /// Calls `body` with `text` lowercased, as UTF-8. ASCII text (most text a filter scans
+    /// over thousands of documents) is lowercased byte by byte into temporary storage,
+    /// without making a lowercased `String` and an array of it for each document.
+    private static func withLowercasedUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let ascii = text.utf8.withContiguousStorageIfAvailable { utf8 -> R? in
+            guard utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: utf8.count) { buffer in
+                for (index, byte) in utf8.enumerated() {
+                    buffer[index] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+                }
+                return body(UnsafeBufferPointer(buffer))
+            }
+        }
+        if let result = ascii ?? nil { return result }
+        return Array(text.lowercased().utf8).withUnsafeBufferPointer(body)
+    }
+
+    private func matches(lowercased subject: UnsafeBufferPointer<UInt8>) -> Bool {
         var start = 0
         for (index, piece) in pieces.enumerated() {
             let isFirst = index == 0
@@ -157,7 +177,7 @@ struct LikePattern: Sendable {
     }
 
     /// The first index at or after `start` where `piece` occurs in `subject`.
-    private static func find(_ piece: [UInt8], in subject: [UInt8], from start: Int) -> Int? {
+    private static func find(_ piece: [UInt8], in subject: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard !piece.isEmpty else { return start }
         guard subject.count >= piece.count else { return nil }
         var index = start
