@@ -23,29 +23,34 @@ public struct Filter: Sendable {
     /// The texts given, in order; repeating `=` or `_like` means any of them, any other
     /// operator all of them.
     public private(set) var values: [String]
+    /// ``values`` read as every type a field may have, once: a list query compares them
+    /// with every document of the collection.
+    private var operands: [Operand]
     private var patterns: [LikePattern]
 
     init(path: FieldPath, op: Operator, value: String) {
         self.path = path
         self.op = op
         self.values = [value]
+        self.operands = [Operand(value)]
         self.patterns = op == .like ? [LikePattern(value)] : []
     }
 
     mutating func add(_ value: String) {
         values.append(value)
+        operands.append(Operand(value))
         if op == .like { patterns.append(LikePattern(value)) }
     }
 
     /// Whether a document whose value at ``path`` is `value` passes.
     public func matches(_ value: JSONValue?) -> Bool {
         switch op {
-        case .equal: values.contains { Self.compare(value, $0) == .orderedSame }
-        case .notEqual: !values.contains { Self.compare(value, $0) == .orderedSame }
-        case .greater: values.allSatisfy { Self.compare(value, $0) == .orderedDescending }
-        case .atLeast: values.allSatisfy { Self.compare(value, $0).map { $0 != .orderedAscending } ?? false }
-        case .less: values.allSatisfy { Self.compare(value, $0) == .orderedAscending }
-        case .atMost: values.allSatisfy { Self.compare(value, $0).map { $0 != .orderedDescending } ?? false }
+        case .equal: operands.contains { Self.compare(value, $0) == .orderedSame }
+        case .notEqual: !operands.contains { Self.compare(value, $0) == .orderedSame }
+        case .greater: operands.allSatisfy { Self.compare(value, $0) == .orderedDescending }
+        case .atLeast: operands.allSatisfy { Self.compare(value, $0).map { $0 != .orderedAscending } ?? false }
+        case .less: operands.allSatisfy { Self.compare(value, $0) == .orderedAscending }
+        case .atMost: operands.allSatisfy { Self.compare(value, $0).map { $0 != .orderedDescending } ?? false }
         case .like:
             if case .string(let text)? = value {
                 patterns.contains { $0.matches(text) }
@@ -55,26 +60,48 @@ public struct Filter: Sendable {
         }
     }
 
-    /// `value` against `text` read as `value`'s type; nil when they cannot be compared.
-    private static func compare(_ value: JSONValue?, _ text: String) -> JSONOrder.Comparison? {
-        guard let value, let operand = read(text, as: value) else { return nil }
-        return JSONOrder.compare(value, operand)
+    /// `value` against `operand` read as `value`'s type; nil when they cannot be compared.
+    private static func compare(_ value: JSONValue?, _ operand: Operand) -> JSONOrder.Comparison? {
+        guard let value, let other = operand.read(as: value) else { return nil }
+        return JSONOrder.compare(value, other)
+    }
+}
+
+/// A filter's text as each JSON type it can be read as, read when the query is parsed.
+private struct Operand: Sendable {
+    let string: JSONValue
+    /// JSON's number grammar, nothing looser ("inf", "0x10" and " 1" are not numbers).
+    let number: JSONValue?
+    let bool: JSONValue?
+    let null: JSONValue?
+
+    init(_ text: String) {
+        string = .string(text)
+        switch try? JSONParser.parse(text) {
+        case let parsed? where parsed.isNumber: number = parsed
+        default: number = nil
+        }
+        bool = text == "true" ? .bool(true) : (text == "false" ? .bool(false) : nil)
+        null = text == "null" ? .null : nil
     }
 
-    /// `text` as a value of `value`'s type, or nil when it is not one.
-    private static func read(_ text: String, as value: JSONValue) -> JSONValue? {
+    /// The text as a value of `value`'s type, or nil when it is not one.
+    func read(as value: JSONValue) -> JSONValue? {
         switch value {
-        case .string: return .string(text)
-        case .int, .double:
-            // JSON's number grammar, nothing looser ("inf", "0x10" and " 1" are not numbers).
-            guard let number = try? JSONParser.parse(text) else { return nil }
-            switch number {
-            case .int, .double: return number
-            default: return nil
-            }
-        case .bool: return text == "true" ? .bool(true) : (text == "false" ? .bool(false) : nil)
-        case .null: return text == "null" ? .null : nil
-        case .array, .object: return nil
+        case .string: string
+        case .int, .double: number
+        case .bool: bool
+        case .null: null
+        case .array, .object: nil
+        }
+    }
+}
+
+extension JSONValue {
+    fileprivate var isNumber: Bool {
+        switch self {
+        case .int, .double: true
+        default: false
         }
     }
 }
@@ -102,11 +129,31 @@ struct LikePattern: Sendable {
     /// Whether `text` (lowercased) contains `piece` (lowercased), comparing scalars, as
     /// `q` searches.
     static func contains(_ piece: [UInt8], in text: String) -> Bool {
-        find(piece, in: Array(text.lowercased().utf8), from: 0) != nil
+        withLowercasedUTF8(text) { find(piece, in: $0, from: 0) != nil }
     }
 
     func matches(_ text: String) -> Bool {
-        let subject = Array(text.lowercased().utf8)
+        Self.withLowercasedUTF8(text) { matches(lowercased: $0) }
+    }
+
+    /// Calls `body` with `text` lowercased, as UTF-8. ASCII text (most text a filter scans
+    /// over thousands of documents) is lowercased byte by byte into temporary storage,
+    /// without making a lowercased `String` and an array of it for each document.
+    private static func withLowercasedUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        let ascii = text.utf8.withContiguousStorageIfAvailable { utf8 -> R? in
+            guard utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: utf8.count) { buffer in
+                for (index, byte) in utf8.enumerated() {
+                    buffer[index] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+                }
+                return body(UnsafeBufferPointer(buffer))
+            }
+        }
+        if let result = ascii ?? nil { return result }
+        return Array(text.lowercased().utf8).withUnsafeBufferPointer(body)
+    }
+
+    private func matches(lowercased subject: UnsafeBufferPointer<UInt8>) -> Bool {
         var start = 0
         for (index, piece) in pieces.enumerated() {
             let isFirst = index == 0
@@ -130,7 +177,7 @@ struct LikePattern: Sendable {
     }
 
     /// The first index at or after `start` where `piece` occurs in `subject`.
-    private static func find(_ piece: [UInt8], in subject: [UInt8], from start: Int) -> Int? {
+    private static func find(_ piece: [UInt8], in subject: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard !piece.isEmpty else { return start }
         guard subject.count >= piece.count else { return nil }
         var index = start

@@ -23,24 +23,30 @@ extension ListQuery {
     /// the sort fields of the documents that match; and the returned fields of the
     /// documents in the window. A write anywhere else wakes nobody waiting on it.
     public func evaluate(in snapshot: StoreSnapshot, reads: inout ReadSet) -> ListResult {
-        let ids = snapshot.ids(in: collection, reads: &reads) ?? []
-        let matching = ids.filter { matches($0, in: snapshot, reads: &reads) }
-        let rows = snapshot.sortedRows(matching, in: collection, by: sort, reads: &reads)
-        let selected: ArraySlice<(values: [JSONValue?], id: Int)>
+        // Looked up once: the filters and sort keys read every document of it.
+        let source = snapshot.collection(collection)
+        let ids = source?.ids(reads: &reads) ?? []
+        let matching = source.map { source in ids.filter { matches($0, in: source, reads: &reads) } } ?? []
+        let rows = source?.rows(matching, by: sort, reads: &reads) ?? []
+        // In list order: by the sort keys, then by id (the whole order without keys).
+        let precedes = { (a: Row, b: Row) in SortKey.compare(a, b, by: sort) == .orderedAscending }
+        // Only what the window needs is put in order: a page or a cursor page is the first
+        // few rows of thousands that match.
+        let selected: ArraySlice<Row>
         let window: ListResult.Window
         switch paging {
         case .all:
-            selected = rows[...]
+            selected = rows.sorted(by: precedes)[...]
             window = .all
         case .page(let number, let size):
             let page = PageWindow(number: number, size: size, total: rows.count)
-            selected = rows[page.range]
+            selected = page.range.isEmpty ? [] : rows.smallest(page.range.upperBound, by: precedes)[page.range]
             window = .page(page, lastPage: max(1, (rows.count + size - 1) / size))
         case .cursor(let after, let limit):
-            let start = after.map { cursor in firstIndex(after: cursor, in: rows) } ?? 0
-            let end = min(start + limit, rows.count)
-            selected = rows[start..<end]
-            let next = end < rows.count && end > start ? rows[end - 1] : nil
+            let following = after.map { cursor in rows.filter { sortsAfter($0, cursor) } } ?? rows
+            let first = following.smallest(limit, by: precedes)
+            selected = first[...]
+            let next = following.count > limit ? first.last : nil
             window = .cursor(next: next.map { ListCursor(sort: sort, values: $0.values, id: $0.id) }, limit: limit)
         }
         let documents = selected.compactMap { row in
@@ -49,19 +55,20 @@ extension ListQuery {
         return ListResult(documents: documents, total: rows.count, window: window)
     }
 
+    /// A document's sort values and id.
+    private typealias Row = (values: [JSONValue?], id: Int)
+
     /// Whether document `id` passes every filter and the search; stops reading at the
     /// first filter it fails, since the answer does not depend on the rest.
-    private func matches(_ id: Int, in snapshot: StoreSnapshot, reads: inout ReadSet) -> Bool {
-        for filter in filters
-        where !filter.matches(snapshot.value(at: filter.path, of: id, in: collection, reads: &reads)) {
+    private func matches(_ id: Int, in source: CollectionSnapshot, reads: inout ReadSet) -> Bool {
+        for filter in filters where !filter.matches(source.value(at: filter.path, of: id, reads: &reads)) {
             return false
         }
         guard let search else { return true }
         // Searching only the fields it may see, it never reads (or waits on) the others.
-        let names = searchFields ?? snapshot.fieldNames(of: id, in: collection, reads: &reads)
+        let names = searchFields ?? source.fieldNames(of: id, reads: &reads)
         for name in names where name != "id" {
-            if Self.contains(search, snapshot.value(at: FieldPath(field: name), of: id, in: collection, reads: &reads))
-            {
+            if Self.contains(search, source.value(at: FieldPath(field: name), of: id, reads: &reads)) {
                 return true
             }
         }
@@ -79,18 +86,8 @@ extension ListQuery {
         }
     }
 
-    /// The index of the first row that sorts after `cursor` (binary search: rows are sorted).
-    private func firstIndex(after cursor: ListCursor, in rows: [(values: [JSONValue?], id: Int)]) -> Int {
-        var low = 0
-        var high = rows.count
-        while low < high {
-            let middle = (low + high) / 2
-            if SortKey.compare(rows[middle], (cursor.values, cursor.id), by: sort) == .orderedDescending {
-                high = middle
-            } else {
-                low = middle + 1
-            }
-        }
-        return low
+    /// Whether `row` sorts after the document `cursor` names.
+    private func sortsAfter(_ row: Row, _ cursor: ListCursor) -> Bool {
+        SortKey.compare(row, (cursor.values, cursor.id), by: sort) == .orderedDescending
     }
 }

@@ -42,19 +42,14 @@ public final class StoreSnapshot: Sendable {
     /// appearance is a change too, so a missing field is recorded as well).
     /// - Precondition: the document exists (its id came from this snapshot).
     public func value(at path: FieldPath, of id: Int, in collection: String, reads: inout ReadSet) -> JSONValue? {
-        let document = collections[collection]!.documents[id]!
-        reads.record(
-            .field(collection: collection, id: id, name: path.field), revision: document.revision(of: path.field))
-        return path.value(below: document.fields[path.field])
+        self.collection(collection)!.value(at: path, of: id, reads: &reads)
     }
 
     /// The names of document `id`'s fields, `id` first; records them as a set, so a field
     /// added or removed later is a change.
     /// - Precondition: the document exists (its id came from this snapshot).
     public func fieldNames(of id: Int, in collection: String, reads: inout ReadSet) -> [String] {
-        let document = collections[collection]!.documents[id]!
-        reads.record(.fieldNames(collection: collection, id: id), revision: document.fieldNamesRevision)
-        return document.fields.keys
+        self.collection(collection)!.fieldNames(of: id, reads: &reads)
     }
 
     /// `ids` of `collection` ordered by `keys`, then by id, each with its sort values;
@@ -63,9 +58,7 @@ public final class StoreSnapshot: Sendable {
         -> [(values: [JSONValue?], id: Int)]
     {
         guard !keys.isEmpty else { return ids.sorted().map { (values: [], id: $0) } }
-        let rows = ids.map { id in
-            (values: keys.map { value(at: $0.path, of: id, in: collection, reads: &reads) }, id: id)
-        }
+        let rows = self.collection(collection)!.rows(ids, by: keys, reads: &reads)
         return rows.sorted { SortKey.compare($0, $1, by: keys) == .orderedAscending }
     }
 

@@ -35,7 +35,8 @@ struct StoredDocument: Sendable {
 
     /// The revision that last changed field `name` (its creation if never written since).
     func revision(of name: String) -> UInt64 {
-        revisions[name] ?? created
+        // Most documents were never written since created: no name to hash then.
+        revisions.isEmpty ? created : revisions[name] ?? created
     }
 }
 

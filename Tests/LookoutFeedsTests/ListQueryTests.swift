@@ -74,6 +74,10 @@ struct ListQueryTests {
         #expect(try ids("sort=w", snapshot) == [3, 2, 1], "e + U+0301 sorts before U+00E9")
         #expect(try ids("q=CAFE", snapshot) == [2, 3], "q compares scalars, as _like does")
         #expect(try ids("w_like=cafe", snapshot) == [2, 3])
+
+        let astral: [JSONValue] = [["id": 1, "w": "\u{1F600}"], ["id": 2, "w": "\u{FFFD}"], ["id": 3, "w": "z"]]
+        let other = try Store([try DocumentCollection(name: "shops", documents: astral)], epoch: "e").snapshot()
+        #expect(try ids("sort=w", other) == [3, 2, 1], "U+1F600 after U+FFFD, as scalars (not UTF-16) order them")
     }
 
     @Test("sort keys, order, the declared default and ties by id")
@@ -108,6 +112,41 @@ struct ListQueryTests {
             next = cursor.map { "limit=4&after=\($0.encoded)" }
         }
         #expect(seen == [6, 5, 4, 3, 2, 1])
+    }
+
+    @Test("over many documents, pages and cursor pages are the whole list's order, cut up")
+    func windowsOfMany() throws {
+        // Ratings repeat and names share prefixes, so sort keys tie and ids decide.
+        let shops: [JSONValue] = (1...500).map { id in
+            let name = ["Ab", "ab", "Äb", "b", "B a"][id % 5] + String(id % 7)
+            return [
+                "id": .int(id * 7 % 503), "name": .string(name), "rating": .int(id % 11), "open": .bool(id % 3 == 0),
+            ]
+        }
+        let snapshot = try Store(
+            [try DocumentCollection(name: "shops", options: .init(sort: ["-rating"]), documents: shops)], epoch: "e"
+        ).snapshot()
+        for sort in ["", "sort=rating,-name&", "sort=-name&", "sort=open,name,-rating&", "rating_gt=3&sort=name&"] {
+            let all = try ids(sort, snapshot)
+            #expect(all.count == (sort.hasPrefix("rating_gt") ? 317 : 500))
+            var pages: [Int] = []
+            for number in 1...80 {
+                pages += try ids("\(sort)page=\(number)&per_page=7", snapshot)
+            }
+            #expect(pages == all, "pages of 7, \(sort)")
+            #expect(
+                try ids("\(sort)page=3&per_page=200", snapshot) == Array(all.dropFirst(400)), "a page mostly sorted")
+            var walked: [Int] = []
+            var next: String? = "\(sort)limit=9"
+            while let text = next {
+                var reads = ReadSet()
+                let result = try query(text, snapshot).evaluate(in: snapshot, reads: &reads)
+                walked += result.documents.compactMap { $0["id"]?.intValue }
+                guard case .cursor(let cursor, _) = result.window else { break }
+                next = cursor.map { "\(sort)limit=9&after=\($0.encoded)" }
+            }
+            #expect(walked == all, "cursor pages of 9, \(sort)")
+        }
     }
 
     @Test(

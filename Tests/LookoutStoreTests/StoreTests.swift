@@ -69,6 +69,27 @@ struct StoreTests {
         #expect(try store.apply(.delete(collection: "items", id: 7)).documentRevision == nil)
     }
 
+    @Test("documents created, replaced and deleted out of order, 64 ids to a chunk, read back as written")
+    func chunks() throws {
+        let store = try makeStore()
+        let far = 9_007_199_254_740_991
+        for id in [130, 191, 128, 129, 64, 63, far, far - 1] {
+            try store.apply(.create(collection: "items", document: ["id": .int(id), "title": .string("t\(id)")]))
+        }
+        try store.apply(.delete(collection: "items", id: 129))
+        try store.apply(.delete(collection: "items", id: far - 1))
+        try store.apply(.replace(collection: "items", id: 191, document: ["title": "replaced"]))
+        try store.apply(.patch(collection: "items", id: 128, patch: ["rank": 1]))
+        let snapshot = store.snapshot()
+        var reads = ReadSet()
+        let titles = [1, 6, 63, 64, 127, 128, 129, 130, 131, 191, 192, far - 1, far].map { id in
+            snapshot.document(id, in: "items", reads: &reads)?["title"]?.stringValue
+        }
+        #expect(titles == ["t1", "t6", "t63", "t64", nil, "t128", nil, "t130", nil, "replaced", nil, nil, "t\(far)"])
+        #expect(snapshot.document(128, in: "items", fields: ["rank"], reads: &reads) == ["id": 128, "rank": 1])
+        #expect(snapshot.ids(in: "items", reads: &reads) == [1, 2, 3, 4, 5, 6, 130, 191, 128, 64, 63, far])
+    }
+
     @Test("an equal write changes nothing: same values, other key order, 1 as 1.0")
     func equalWrites() throws {
         let store = try makeStore()
