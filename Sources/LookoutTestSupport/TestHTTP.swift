@@ -23,7 +23,7 @@ public enum TestHTTP {
         _ target: String,
         headers: [(String, String)] = [],
         body: [UInt8]? = nil,
-        timeout: Duration = .seconds(10)
+        timeout: Duration = .seconds(60)
     ) throws -> TestHTTPResponse {
         let connection = try TestHTTPConnection(host: host, port: port, timeout: timeout)
         defer { connection.close() }

@@ -48,7 +48,7 @@ public final class TestHTTPConnection {
     /// Connects to a numeric IPv4 or IPv6 address such as `127.0.0.1` or `::1`.
     ///
     /// `timeout` bounds the connect and every single send or receive call.
-    public init(host: String, port: Int, timeout: Duration = .seconds(10)) throws {
+    public init(host: String, port: Int, timeout: Duration = .seconds(60)) throws {
         self.host = host
         self.port = port
         var hints = addrinfo()
