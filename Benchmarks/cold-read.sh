@@ -148,8 +148,8 @@ trap 'exit 143' TERM
 install_missing
 
 if [[ -z $LOOKOUT_BIN ]]; then
-    log "building: swift build -c release -Xcc -O2 --product lookout"
-    swift build -c release -Xcc -O2 --product lookout >&2
+    log "building: swift build -c release --product lookout"
+    swift build -c release --product lookout >&2
     LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
     [[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
     BINARY="commit $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"

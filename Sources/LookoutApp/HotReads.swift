@@ -16,7 +16,7 @@ import LookoutHTTP
 /// Long-polls (`wait`, `since`) and every method but GET always take the full path.
 final class HotReads: Sendable {
     /// One target's answer at one revision.
-    struct Answer: RevisionBound {
+    struct Answer: Sendable {
         let revision: UInt64
         let fresh: PreparedResponse
         let tag: EntityTag
@@ -31,6 +31,9 @@ final class HotReads: Sendable {
     private struct Sighting: RevisionBound {
         let revision: UInt64
         let answer: Answer?
+
+        /// The answer's body, copied into libmicrohttpd's response, and its headers.
+        var size: Int { (answer?.fresh.response.body.count ?? 0) + 512 }
     }
 
     private let sightings: RevisionCache<String, Sighting>

@@ -62,6 +62,22 @@ struct RenderCacheTests {
         #expect(cache.count == 1, "the views of the older revision made room")
     }
 
+    @Test("the views kept add up to at most the byte capacity; a replaced view frees its bytes")
+    func boundedInBytes() throws {
+        let store = try Store([try DocumentCollection(name: "things", documents: [["id": 1, "n": 1]])], epoch: "e")
+        let snapshot = store.snapshot()
+        let size = view([UInt8](repeating: 1, count: 1_000), snapshot).size
+        let cache = RenderCache<Int>(capacity: 100, byteCapacity: 3 * size)
+        for key in 0..<5 { _ = cache.view(for: key, at: snapshot) { view([UInt8](repeating: 1, count: 1_000), $0) } }
+        #expect(cache.count == 3, "bytes for three views")
+        cache.keep(view([UInt8](repeating: 2, count: 1_000), snapshot), for: 0)
+        #expect(cache.count == 3, "a view replaced in place fits where it was")
+        #expect(cache.value(for: 0, at: snapshot.revision)?.body.first == 2)
+        let huge = RenderCache<Int>(byteCapacity: size - 1)
+        _ = huge.view(for: 1, at: snapshot) { view([UInt8](repeating: 1, count: 1_000), $0) }
+        #expect(huge.count == 0, "a view larger than the whole capacity is not kept")
+    }
+
     @Test("entity tags parse with and without quotes and W/, and If-None-Match lists match")
     func entityTags() {
         let tag = EntityTag(epoch: "00ab", revision: 42)
