@@ -234,6 +234,7 @@ static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
         lk_mhd_header type = {"Content-Type", "application/json"};
         lk_mhd_respond(request, 500, &type, 1, body, sizeof(body) - 1);
     }
+    lk_loop_send_woken(request->loop);
     return lk_queue_stored(request);
 }
 
@@ -267,6 +268,7 @@ enum MHD_Result lk_on_access(void *cls, struct MHD_Connection *connection,
     }
     if (request->response != NULL) {
         if (lk_trace_hook != NULL) lk_trace(request, LK_MHD_TRACE_RESUMED);
+        request->loop->answer_queued = 1;
         return lk_queue_stored(request);  // called again after a resume
     }
     return MHD_YES;

@@ -27,7 +27,13 @@ typedef struct lk_loop {
     int epoll_fd;    // the daemon's; in its thread's epoll set, never waited on itself
     int ready;       // its descriptor reported events in this round
     int run_again;   // set on its own thread: run the daemon again without waiting
+    // Set in a run that queued a resumed request's answer, which libmicrohttpd writes only
+    // on its next run.
+    int answer_queued;
     atomic_int resumed;  // set by other threads: one of its connections was resumed
+    // When libmicrohttpd wants the daemon run again for its own timeouts or for work it
+    // has pending (ms on lk_server.c's clock); 0 for never.
+    uint64_t due_ms;
     unsigned int connections;
     // Connections of this daemon in the middle of reading a request, with a deadline.
     lk_guard_conn *deadlines;
@@ -53,6 +59,7 @@ struct lk_thread {
     lk_client_key reservation;
     lk_loop *loops;
     unsigned int loop_count;
+    int sending_woken;  // inside lk_loop_send_woken
     // Work posted to run on this thread (lk_mhd_post), newest first.
     _Atomic(struct lk_task *) tasks;
 };
@@ -88,6 +95,11 @@ struct lk_mhd_server {
 
 /// Makes the daemon run soon, after a resume of one of its connections from any thread.
 void lk_loop_wake(lk_loop *loop);
+/// Called on a daemon's thread with a request's answer ready and not yet queued: runs the
+/// thread's other daemons that hold connections this request resumed (long-polls its write
+/// woke), so their answers leave before this one. A woken poll's latency is then not
+/// behind the write's own answer.
+void lk_loop_send_woken(lk_loop *current);
 /// The index of the loop's thread in its server.
 unsigned int lk_loop_thread_index(const lk_loop *loop);
 
