@@ -32,7 +32,8 @@ serves() {
 }
 
 port=$(free_port)
-"$binary" --port "$port" --data-dir "$work/data" 2>"$work/server.log" &
+# With the CORS origin README "Web pages on other origins" names, as it says.
+"$binary" --port "$port" --data-dir "$work/data" --cors-origins http://localhost:8000 2>"$work/server.log" &
 server_pid=$!
 serves "$port"
 

@@ -480,6 +480,35 @@ int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *share
     return 0;
 }
 
+lk_loop *lk_mhd_request_loop(const lk_mhd_request *request) {
+    return request->loop;
+}
+
+struct MHD_Connection *lk_mhd_request_connection(const lk_mhd_request *request) {
+    return request->connection;
+}
+
+int lk_mhd_respond_stream(lk_mhd_request *request, unsigned int status, const lk_mhd_header *headers,
+                          size_t header_count, lk_mhd_stream *stream) {
+    if (!lk_head_fits(request, lk_head_bytes(headers, header_count))) {
+        lk_stream_abandon(stream);
+        return -1;
+    }
+    struct MHD_Response *response = lk_stream_response(stream);
+    if (response == NULL) {
+        lk_stream_abandon(stream);
+        return -1;
+    }
+    for (size_t index = 0; index < header_count; index++) {
+        (void)MHD_add_response_header(response, headers[index].name, headers[index].value);
+    }
+    if (lk_must_close(request)) (void)MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
+    request->status = status;
+    request->response = response;
+    atomic_store(&request->state, LK_ANSWERED);
+    return 0;
+}
+
 void lk_mhd_resume(lk_mhd_request *request) {
     lk_loop *loop = request->loop;  // the request may be freed once resumed
     MHD_resume_connection(request->connection);

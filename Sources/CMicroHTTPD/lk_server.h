@@ -93,6 +93,12 @@ struct lk_mhd_server {
     lk_thread threads[];
 };
 
+// What the streams (lk_stream.c) need of a request and give its response.
+lk_loop *lk_mhd_request_loop(const lk_mhd_request *request);
+struct MHD_Connection *lk_mhd_request_connection(const lk_mhd_request *request);
+struct MHD_Response *lk_stream_response(lk_mhd_stream *stream);
+void lk_stream_abandon(lk_mhd_stream *stream);
+
 /// Makes the daemon run soon, after a resume of one of its connections from any thread.
 void lk_loop_wake(lk_loop *loop);
 /// Called on a daemon's thread with a request's answer ready and not yet queued: runs the

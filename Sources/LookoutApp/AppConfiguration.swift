@@ -22,6 +22,11 @@ public struct AppConfiguration: Sendable {
     public var logLevel: Logger.Level
     /// The longest long-poll a client may ask for with `?wait=`, in seconds.
     public var maxWaitSeconds: Double
+    /// Origins whose web pages may call the API (CORS): a comma-separated list, or `*`.
+    /// Nil or empty: CORS is off.
+    public var corsOrigins: String?
+    /// How often an idle event stream sends a comment line, so proxies keep it open.
+    public var eventStreamHeartbeat: Duration = .seconds(15)
     /// Where the store's state is kept.
     public var database: Database
     /// A size limit for the database file; writes past it fail with 503. Nil: the disk's.

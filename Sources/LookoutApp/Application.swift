@@ -43,6 +43,8 @@ public final class Application: Sendable {
 
     /// Requests held right now (long-polls, and logins or verifications in progress).
     public var heldRequests: Int { server.suspendedCount }
+    /// Event streams open (EventSource clients).
+    public var openStreams: Int { server.streamCount }
 
     /// Starts listening on every configured address.
     public func start() throws {
@@ -111,8 +113,14 @@ public func buildApplication(
     WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
     let deadlines = DeadlineTimer()
+    let crossOrigin = try configuration.corsOrigins.flatMap { origins throws(StartupError) in
+        try CrossOrigin.parse(origins)
+    }
     let responder = LookoutResponder(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
+        events: ServerSentEvents(
+            store: store, deadlines: deadlines, tokens: tokens, heartbeat: configuration.eventStreamHeartbeat),
+        crossOrigin: crossOrigin,
         writes: WriteExecutor(store: store, inline: configuration.database == .memory),
         maxBodyBytes: configuration.http.maxBodyBytes, logger: logger, metrics: metrics)
     var http = configuration.http

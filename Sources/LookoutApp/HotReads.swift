@@ -81,6 +81,9 @@ final class HotReads: Sendable {
     /// Whether `request` is one a kept answer can be for: a plain GET, read whole, that
     /// brings no id of its own to echo.
     private static func mayUse(_ request: HTTPRequest) -> Bool {
+        // A stream, or a page on another origin (whose answer may carry CORS's header
+        // fields), takes the full path.
         request.method == "GET" && request.refusal == nil && !request.headers.contains("X-Request-Id")
+            && !request.headers.contains("Origin") && !ServerSentEvents.isWanted(request)
     }
 }

@@ -14,10 +14,16 @@ final class LookoutResponder: HTTPResponder {
     /// The request header fields any route reads; the server keeps no other
     /// (``HTTPServerConfiguration/requestHeaders``). A route reading a field not listed
     /// here would never see it: `RequestHeadersTests` checks the sources against this list.
-    static let requestHeaders = ["Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id"]
+    static let requestHeaders = [
+        "Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id", "Accept", "Last-Event-ID",
+        "Origin", "Access-Control-Request-Method",
+    ]
 
     let router: Router
     let longPoll: LongPoll
+    let events: ServerSentEvents
+    /// Nil when CORS is off.
+    let crossOrigin: CrossOrigin?
     let writes: WriteExecutor
     let maxBodyBytes: Int
     let logger: Logger
@@ -29,11 +35,13 @@ final class LookoutResponder: HTTPResponder {
     private let metrics: ServiceMetrics
 
     init(
-        router: Router, longPoll: LongPoll, writes: WriteExecutor, maxBodyBytes: Int, logger: Logger,
-        metrics: ServiceMetrics
+        router: Router, longPoll: LongPoll, events: ServerSentEvents, crossOrigin: CrossOrigin?,
+        writes: WriteExecutor, maxBodyBytes: Int, logger: Logger, metrics: ServiceMetrics
     ) {
         self.router = router
         self.longPoll = longPoll
+        self.events = events
+        self.crossOrigin = crossOrigin
         self.writes = writes
         self.maxBodyBytes = maxBodyBytes
         self.logger = logger
@@ -49,7 +57,40 @@ final class LookoutResponder: HTTPResponder {
             metrics.record(method: request.method, status: response.status, since: started)
             return .response(response)
         }
+        let streaming = ServerSentEvents.isWanted(request)
+        let request = streaming ? ServerSentEvents.viewRequest(request) : request
+        let reply = route(request, started: started, streaming: streaming)
+        guard let crossOrigin else { return reply }
+        return decorated(reply, by: crossOrigin, for: request)
+    }
+
+    /// `reply` with the CORS header fields `crossOrigin` adds for `request`.
+    private func decorated(_ reply: HTTPReply, by crossOrigin: CrossOrigin, for request: HTTPRequest) -> HTTPReply {
+        guard crossOrigin.allowOrigin(for: request) != nil else { return reply }
+        let decorate: @Sendable (HTTPResponse) -> HTTPResponse = { response in
+            var response = response
+            crossOrigin.decorate(&response, for: request)
+            return response
+        }
+        switch reply {
+        case .response(let response):
+            // A preflight's answer carries its own.
+            return CrossOrigin.isPreflight(request) ? reply : .response(decorate(response))
+        // A held request's answers, its shutdown answer included, are decorated as sent.
+        case .suspend(let onShutdown, let hold):
+            return .suspend(onShutdown: onShutdown, hold: { held in hold(held.decorating(decorate)) })
+        case .wait(let onShutdown, let hold):
+            return .wait(onShutdown: onShutdown, hold: { held in hold(held.decorating(decorate)) })
+        case .stream(let head, let source):
+            return .stream(head: decorate(head), source: source)
+        }
+    }
+
+    private func route(_ request: HTTPRequest, started: UInt64, streaming: Bool) -> HTTPReply {
         let requestID = requestIDs.id(for: request.headers["X-Request-Id"])
+        if let crossOrigin, CrossOrigin.isPreflight(request), request.refusal == nil {
+            return .response(preflight(request, requestID, crossOrigin, started: started))
+        }
         let match = router.match(method: request.method, path: request.path)
         let measured: Measured
         if case .found(_, _, let pattern) = match {
@@ -75,6 +116,11 @@ final class LookoutResponder: HTTPResponder {
             switch handler {
             case .immediate(let handle):
                 return .response(finish(request, requestID, measured, Result { try handle(context) }))
+            case .view(let render) where streaming:
+                return events.reply(
+                    to: context, render: { try render(context, $0) },
+                    finish: { [self] in finish(context.request, context.requestID, measured, $0) },
+                    counted: { [self] status in counted(context.request, context.requestID, measured, status: status) })
             case .view(let render):
                 // A held poll is finished when it is answered, so its time is the time held.
                 return longPoll.reply(
@@ -117,6 +163,23 @@ final class LookoutResponder: HTTPResponder {
                     })
             }
         }
+    }
+
+    /// The answer to a CORS preflight: the methods of the route at its path.
+    private func preflight(
+        _ request: HTTPRequest, _ requestID: RequestID, _ crossOrigin: CrossOrigin, started: UInt64
+    ) -> HTTPResponse {
+        let measured = Measured(metrics: unmatchedMetrics, started: started)
+        let methods: [String]
+        switch router.match(method: request.method, path: request.path) {
+        case .notFound: return finish(request, requestID, measured, .failure(APIError.notFound))
+        case .methodNotAllowed(let allowed): methods = allowed
+        case .found: methods = [request.method]
+        }
+        guard let response = crossOrigin.preflight(request, methods: methods) else {
+            return finish(request, requestID, measured, .failure(APIError.originNotAllowed))
+        }
+        return finish(request, requestID, measured, .success(response))
     }
 
     /// Where a request's answer is counted, and when it arrived.

@@ -19,6 +19,10 @@ public enum HTTPReply: Sendable {
         onShutdown: @Sendable () -> HTTPResponse,
         hold: @Sendable (SuspendedRequest) -> Void
     )
+    /// Answer with `head`'s status and header fields now, and a body that `source` sends
+    /// piece by piece for as long as it likes (``EventStream``): server-sent events.
+    /// Shutdown asks the source to end it. `head`'s body is ignored.
+    case stream(head: HTTPResponse, source: any EventStreamSource)
 }
 
 /// Answers requests; the server calls it on its own threads.

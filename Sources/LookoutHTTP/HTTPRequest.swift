@@ -58,6 +58,14 @@ public struct HTTPRequest: Sendable {
         self.address = address
     }
 
+    /// This request with another target and header fields, as a route is to see it.
+    public func with(target: String, headers: HTTPHeaders) -> HTTPRequest {
+        var request = HTTPRequest(
+            method: method, target: target, headers: headers, body: body, refusal: refusal, address: address)
+        request.receivedAt = receivedAt
+        return request
+    }
+
     /// The path part of the target, still percent-encoded.
     public var path: Substring {
         // Searched as UTF-8: a Character search would break the text into graphemes.

@@ -55,6 +55,8 @@ public final class HTTPServer: Sendable {
 
     /// Requests currently suspended and not yet answered.
     public var suspendedCount: Int { core.suspended.count }
+    /// Event streams open (``HTTPReply/stream(head:source:)``).
+    public var streamCount: Int { core.streams.count }
 
     /// Binds every configured address and starts serving.
     /// - Precondition: called once.
@@ -103,6 +105,7 @@ public final class HTTPServer: Sendable {
         core.isDraining.store(true, ordering: .releasing)
         running.forEach { lk_mhd_quiesce($0) }
         core.suspended.endWaits()
+        core.streams.shutDownAll()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         func drained() -> Bool { running.allSatisfy { lk_mhd_suspended_count($0) == 0 } }
@@ -165,6 +168,7 @@ public final class HTTPServer: Sendable {
 final class ServerCore: Sendable {
     let responder: any HTTPResponder
     let suspended = SuspendedRequests()
+    let streams = EventStreams()
     let isDraining = Atomic<Bool>(false)
     /// Open while the event loops run, for work posted to them.
     let posts = PostGate()
@@ -188,6 +192,14 @@ private let handleRequest: lk_mhd_handler = { context, request in
         suspend(request, core: core, endsAtShutdown: false, onShutdown: onShutdown, hold: hold)
     case .wait(let onShutdown, let hold):
         suspend(request, core: core, endsAtShutdown: true, onShutdown: onShutdown, hold: hold)
+    case .stream(let head, let source):
+        let loop = EventLoop(
+            server: EventLoop.Server(pointer: lk_mhd_request_server(request)), thread: lk_mhd_request_thread(request),
+            gate: core.posts)
+        let draining = { core.isDraining.load(ordering: .acquiring) }
+        if !core.streams.open(request, head: head, source: source, loop: loop, draining: draining) {
+            send(.streamRefused, through: request)
+        }
     }
 }
 

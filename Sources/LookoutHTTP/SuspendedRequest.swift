@@ -17,6 +17,8 @@ public final class SuspendedRequest: Sendable {
 
     private let handle: Handle
     private let answered = Atomic<Bool>(false)
+    /// Applied to every answer (``decorating(_:)``).
+    private let decoration = Mutex<(@Sendable (HTTPResponse) -> HTTPResponse)?>(nil)
     private let registry: SuspendedRequests
     /// The event loop holding the connection, which ``onItsLoop(_:)`` runs work on.
     private let loop: EventLoop
@@ -71,11 +73,20 @@ public final class SuspendedRequest: Sendable {
         lk_mhd_request_set_trace_tag(handle.pointer, revision)
     }
 
+    /// Has `decorate` applied to every answer given to this request from now on (header
+    /// fields of the request's own, such as CORS's). Its answers are then never shared.
+    /// - Returns: self.
+    public func decorating(_ decorate: @escaping @Sendable (HTTPResponse) -> HTTPResponse) -> SuspendedRequest {
+        decoration.withLock { $0 = decorate }
+        return self
+    }
+
     /// Answers the request from any thread.
     /// - Returns: false if it was already answered (the response is dropped).
     @discardableResult
     public func respond(_ response: HTTPResponse) -> Bool {
         guard claim() else { return false }
+        let response = decoration.withLock { $0 }.map { $0(response) } ?? response
         if let batch = ResumeBatch.current {
             send(response, through: handle.pointer, resuming: false)
             batch.add(handle)
@@ -95,6 +106,7 @@ public final class SuspendedRequest: Sendable {
     /// - Returns: false if it was already answered.
     @discardableResult
     public func respond(sharing key: [String], _ make: () -> HTTPResponse) -> Bool {
+        if decoration.withLock({ $0 != nil }) { return respond(make()) }
         guard claim() else { return false }
         guard let batch = ResumeBatch.current else {
             send(make(), through: handle.pointer)
@@ -254,7 +266,7 @@ func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bo
 }
 
 /// Calls `body` with `response`'s headers as C strings.
-private func withCHeaders<Result>(_ response: HTTPResponse, _ body: ([lk_mhd_header]) -> Result) -> Result {
+func withCHeaders<Result>(_ response: HTTPResponse, _ body: ([lk_mhd_header]) -> Result) -> Result {
     // Every name and value NUL-terminated in one buffer, then pointers into it: one
     // allocation for the text and one for the array of pointer pairs.
     var text: [UInt8] = []

@@ -276,24 +276,50 @@ public final class TestHTTPConnection {
 
     private func readChunkedBody() throws -> [UInt8] {
         var body: [UInt8] = []
-        while true {
-            var lineBudget = Self.maxChunkLineBytes
-            let size = try TestHTTPResponse.parseChunkSize(try readLine(budget: &lineBudget, what: "chunk size line"))
-            guard size <= Self.maxBodyBytes - body.count else {
+        while let chunk = try readChunk() {
+            guard chunk.count <= Self.maxBodyBytes - body.count else {
                 throw TestHTTPError.malformed("chunked body exceeds \(Self.maxBodyBytes) bytes")
             }
-            if size == 0 { break }
-            body += try readExactly(size)
-            guard try readExactly(2) == [13, 10] else {
-                throw TestHTTPError.malformed("chunk data not followed by CRLF")
-            }
-        }
-        // Trailer fields are validated like headers but dropped: no test needs them yet.
-        var budget = Self.maxHeaderBytes
-        while case let line = try readLine(budget: &budget, what: "trailer section"), !line.isEmpty {
-            _ = try TestHTTPResponse.parseHeaderLine(line)
+            body += chunk
         }
         return body
+    }
+
+    /// Reads a response's status line and header fields, leaving its body unread: for a
+    /// body that streams (server-sent events), read with ``readChunk()``.
+    public func readHead() throws -> TestHTTPResponse {
+        if buffer.count == start, try !fill() { throw TestHTTPError.closed }
+        var budget = Self.maxHeaderBytes
+        let (version, status, reason) = try TestHTTPResponse.parseStatusLine(
+            try readLine(budget: &budget, what: "header section"))
+        var headers: [TestHTTPHeader] = []
+        while case let line = try readLine(budget: &budget, what: "header section"), !line.isEmpty {
+            headers.append(try TestHTTPResponse.parseHeaderLine(line))
+        }
+        return TestHTTPResponse(version: version, status: status, reason: reason, headers: headers, body: [])
+    }
+
+    /// Reads the next chunk of a chunked body as it arrives; nil after the last one (its
+    /// trailer section read too).
+    public func readChunk() throws -> [UInt8]? {
+        var lineBudget = Self.maxChunkLineBytes
+        let size = try TestHTTPResponse.parseChunkSize(try readLine(budget: &lineBudget, what: "chunk size line"))
+        guard size <= Self.maxBodyBytes else {
+            throw TestHTTPError.malformed("chunk of \(size) bytes exceeds \(Self.maxBodyBytes)")
+        }
+        guard size > 0 else {
+            // Trailer fields are validated like headers but dropped: no test needs them yet.
+            var budget = Self.maxHeaderBytes
+            while case let line = try readLine(budget: &budget, what: "trailer section"), !line.isEmpty {
+                _ = try TestHTTPResponse.parseHeaderLine(line)
+            }
+            return nil
+        }
+        let chunk = try readExactly(size)
+        guard try readExactly(2) == [13, 10] else {
+            throw TestHTTPError.malformed("chunk data not followed by CRLF")
+        }
+        return chunk
     }
 
     private func readUntilClose() throws -> [UInt8] {

@@ -86,6 +86,18 @@ struct Serve: AsyncParsableCommand {
     )
     var logLevel: String?
 
+    @Option(
+        help:
+            "Origins whose web pages may call the API (CORS), comma-separated, or * for any. [env: LOOKOUT_CORS_ORIGINS, default: none, CORS off]"
+    )
+    var corsOrigins: String?
+
+    @Option(
+        help:
+            "Seconds between the comment lines an idle event stream sends so proxies keep it open. [env: LOOKOUT_SSE_HEARTBEAT, default: 15]"
+    )
+    var sseHeartbeat: Int?
+
     func run() async throws {
         let environment = Environment()
         var http = HTTPServerConfiguration()
@@ -121,6 +133,11 @@ struct Serve: AsyncParsableCommand {
         if let seconds = try maxWait ?? environment.int("LOOKOUT_MAX_WAIT") {
             guard seconds > 0 else { throw ValidationError("--max-wait must be positive") }
             configuration.maxWaitSeconds = Double(seconds)
+        }
+        configuration.corsOrigins = corsOrigins ?? environment.string("LOOKOUT_CORS_ORIGINS")
+        if let seconds = try sseHeartbeat ?? environment.int("LOOKOUT_SSE_HEARTBEAT") {
+            guard seconds > 0 else { throw ValidationError("--sse-heartbeat must be positive") }
+            configuration.eventStreamHeartbeat = .seconds(seconds)
         }
         let levelName = logLevel ?? environment.string("LOOKOUT_LOG_LEVEL") ?? "info"
         guard let level = Logger.Level(rawValue: levelName) else {

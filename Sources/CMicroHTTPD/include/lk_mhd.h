@@ -193,6 +193,33 @@ int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *share
 /// Resumes a request answered with lk_mhd_respond_deferred or lk_mhd_respond_shared_deferred.
 void lk_mhd_resume(lk_mhd_request *request);
 
+/// An answer whose body is sent piece by piece for as long as the server has pieces: a
+/// stream of server-sent events. Held without a thread: while it has nothing to send, its
+/// connection is suspended, as a held request's is. Reference-counted; any thread.
+typedef struct lk_mhd_stream lk_mhd_stream;
+/// A stream for `request`, holding one reference for the caller. At most `limit` bytes may
+/// wait to be sent. `closed(owner)` is called once, on the request's loop thread, when the
+/// stream is over: its end sent, or its connection closed. NULL when out of memory.
+/// - Precondition: called from the handler, then answered with lk_mhd_respond_stream.
+lk_mhd_stream *lk_mhd_stream_create(lk_mhd_request *request, size_t limit, void (*closed)(void *owner),
+                                    void *owner);
+/// Answers the request, from the handler, with `stream`: the status and headers now
+/// (chunked), then the body as it is sent. Returns -1 when out of memory or when the
+/// header fields do not fit the connection's memory: answer it another way; `closed` is
+/// then never called.
+int lk_mhd_respond_stream(lk_mhd_request *request, unsigned int status, const lk_mhd_header *headers,
+                          size_t header_count, lk_mhd_stream *stream);
+/// Sends `bytes` (copied) after those sent before. Returns -1, sending nothing, when the
+/// stream is over or ending, when out of memory, or when more than its limit would wait
+/// to be sent (a client that does not read).
+int lk_mhd_stream_send(lk_mhd_stream *stream, const void *bytes, size_t length);
+/// Sends `last` (may be empty), past the limit if need be, then ends the stream: the
+/// response ends once what waits has been sent.
+void lk_mhd_stream_end(lk_mhd_stream *stream, const void *last, size_t length);
+/// Bytes sent to the stream and not yet handed to the connection.
+size_t lk_mhd_stream_waiting(lk_mhd_stream *stream);
+/// Gives up the caller's reference.
+void lk_mhd_stream_release(lk_mhd_stream *stream);
 /// Stages the C layer stamps for tracing (WakeTrace in Swift).
 enum {
     LK_MHD_TRACE_RESUMED = 1,  // the answer was queued on the resumed connection
