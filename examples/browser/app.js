@@ -72,6 +72,7 @@ function setSession(state, text, user = '') {
 
 class GalleryView {
   constructor(element) {
+    element.append(document.getElementById('view-body').content.cloneNode(true));
     this.element = element;
     this.updates = 0;
     this.shown = new Map();
@@ -260,9 +261,11 @@ function sleep(milliseconds) {
 async function main() {
   document.getElementById('page-origin').textContent = location.origin;
   document.getElementById('api-base').textContent = api;
+  const stream = new GalleryView(document.getElementById('view-sse'));
+  const poll = new GalleryView(document.getElementById('view-poll'));
   await signIn();
-  runStream(new GalleryView(document.getElementById('view-sse')));
-  runPoll(new GalleryView(document.getElementById('view-poll')));
+  runStream(stream);
+  runPoll(poll);
 }
 
 main();
