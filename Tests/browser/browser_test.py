@@ -94,8 +94,10 @@ def curl(*arguments):
     return int(lines[0].split()[1]), headers, body
 
 
-def cursor_of(etag):
-    return etag.removeprefix("W/").strip('"')
+def gallery_page(api):
+    """What the views show, as the API answers it: [[id, title], …] and the cursor."""
+    _, headers, body = curl(f"{api}/v1/galleries?page=1&per_page=6")
+    return [[photo["id"], photo["title"]] for photo in json.loads(body)], headers["etag"].removeprefix("W/").strip('"')
 
 
 def tail(path, lines=20):
@@ -165,17 +167,17 @@ class Run:
         self.lookout, api = start_lookout(self.arguments.lookout, self.work, cors,
                                           os.path.join(self.output, "lookout.log"), self.timeout)
         print(f"lookout at {api} with --cors-origins {cors}; the page at {allowed}, refused at {refused}", flush=True)
-
         self.browser = Chromium(self.arguments.chromium, os.path.join(self.work, "profile"),
                                 os.path.join(self.output, "chromium.log"))
-        page = self.browser.open_page(f"{allowed}/?api={api}")
+        self.allowed_origin(self.browser.open_page(f"{allowed}/?api={api}"), api)
+        self.refused_origin(self.browser.open_page(f"{refused}/?api={api}"), api, refused)
 
+    def allowed_origin(self, page, api):
+        """The page signs in, shows the gallery in both views, and both show a write."""
         session = page.wait_for(SESSION_STATE, lambda s: s["state"] == "signed-in", "the page signs in", self.timeout)
         self.check("the page signs in from an allowed origin", session["user"] == "demo@example.com", session)
 
-        status, headers, body = curl(f"{api}/v1/galleries?page=1&per_page=6")
-        photos = [[photo["id"], photo["title"]] for photo in json.loads(body)]
-        cursor = cursor_of(headers["etag"])
+        photos, cursor = gallery_page(api)
         for name, view_id in VIEWS.items():
             shown = page.wait_for(view_state(view_id), lambda v: v["state"] == "live" and v["updates"] > 0,
                                   f"the {name} view is live and shows the gallery", self.timeout)
@@ -189,24 +191,19 @@ class Run:
                            "-d", '{"email":"editor@example.com","password":"editor-password"}')
         editor = json.loads(login)["token"]
         write_sent = time.time()
-        status, headers, body = curl("-X", "PATCH", f"{api}/v1/galleries/{photo_id}", "-H", "Content-Type: application/json",
-                                     "-H", f"Authorization: Bearer {editor}", "-d", json.dumps({"title": new_title}))
+        status, _, body = curl("-X", "PATCH", f"{api}/v1/galleries/{photo_id}", "-H", "Content-Type: application/json",
+                               "-H", f"Authorization: Bearer {editor}", "-d", json.dumps({"title": new_title}))
         write_answered = time.time()
         self.check("the editor's PATCH is accepted", status == 200, f"{status} {body}")
         print(f"wrote galleries/{photo_id}.title = {new_title!r}", flush=True)
 
-        _, headers, body = curl(f"{api}/v1/galleries?page=1&per_page=6")
-        photos = [[photo["id"], photo["title"]] for photo in json.loads(body)]
-        cursor = cursor_of(headers["etag"])
-        seen = {}
+        photos, cursor = gallery_page(api)
         for name, view_id in VIEWS.items():
             shown = page.wait_for(view_state(view_id), lambda v: [photo_id, new_title] in v["photos"],
                                   f"the {name} view shows the new title", self.timeout)
-            seen[name] = shown
             self.check(f"the write reaches the {name} view, at the API's new cursor",
                        shown["photos"] == photos and shown["cursor"] == cursor,
                        f"shows {shown}, the API answers {photos} at {cursor}")
-        for name, shown in seen.items():
             delay = datetime.fromisoformat(shown["updatedAt"].replace("Z", "+00:00")).timestamp() - write_sent
             print(f"  {name}: {shown['updates']} renderings, the last {delay * 1000:.0f} ms after curl sent the write"
                   f" (curl had its answer after {(write_answered - write_sent) * 1000:.0f} ms)", flush=True)
@@ -214,18 +211,18 @@ class Run:
         screenshot = os.path.join(self.output, "browser-test.png")
         page.screenshot(screenshot)
         print(f"screenshot: {screenshot}", flush=True)
-
         self.check("the allowed origin can read a GET and open an EventSource",
                    (page.evaluate(read_probe(api)), page.evaluate(stream_probe(api, self.timeout))) == ("read 200", "event"))
 
-        other = self.browser.open_page(f"{refused}/?api={api}")
-        session = other.wait_for(SESSION_STATE, lambda s: s["state"] == "error",
-                                 "the page from a disallowed origin reports that it cannot sign in", self.timeout)
-        self.check("a disallowed origin cannot sign in, and the page says why", refused in session["text"], session)
-        read, stream = other.evaluate(read_probe(api)), other.evaluate(stream_probe(api, self.timeout))
+    def refused_origin(self, page, api, origin):
+        """From an origin not in --cors-origins the browser withholds every answer."""
+        session = page.wait_for(SESSION_STATE, lambda s: s["state"] == "error",
+                                "the page from a disallowed origin reports that it cannot sign in", self.timeout)
+        self.check("a disallowed origin cannot sign in, and the page says why", origin in session["text"], session)
+        read, stream = page.evaluate(read_probe(api)), page.evaluate(stream_probe(api, self.timeout))
         self.check("a disallowed origin can neither read a GET nor open an EventSource",
                    read.startswith("refused") and stream == "refused", f"GET: {read}, EventSource: {stream}")
-        other.screenshot(os.path.join(self.output, "refused-origin.png"))
+        page.screenshot(os.path.join(self.output, "refused-origin.png"))
 
     def close(self):
         if self.browser:
