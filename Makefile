@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 postgresql
 FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps build run test crash-test container-test lint format fuzz fuzz-build
+.PHONY: deps build run test crash-test browser-deps browser-test container-test lint format fuzz fuzz-build
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
@@ -31,11 +31,12 @@ TEST_BUILD_FLAGS := -Xcc -O2
 
 # Tests that need PostgreSQL start their own server (initdb in a temporary directory, on
 # 127.0.0.1 at a free port, stopped at the end); as root it runs as nobody via setpriv.
-test: deps
+test: deps browser-deps
 	$(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_BUILD_FLAGS)
 	bash Tests/readme-examples.sh
 	bash Tests/crash/crash-test.sh
+	bash Tests/browser/browser-test.sh
 
 # Coverage-guided fuzzing (libFuzzer) of every parser of client bytes, for a bounded time,
 # from the corpus in Tests/FuzzCorpus and Tests/FuzzRegressions; fails on a crash, a
@@ -76,6 +77,19 @@ $(FUZZ_BUILD)/c/%: Fuzz/%.c $(wildcard Sources/CMicroHTTPD/*.[ch] Sources/CMicro
 crash-test: deps
 	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
 	bash Tests/crash/crash-test.sh
+
+# The example page (examples/browser) in headless Chromium against the debug server: a
+# write reaches its EventSource and long-poll views, another origin is refused. Debian's
+# chromium, and a Japanese font for the demo's titles in the screenshot it saves
+# (.build/browser-test/browser-test.png); the driver needs only Python's standard library.
+BROWSER_APT_PACKAGES := chromium fonts-ipafont-gothic
+
+browser-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(BROWSER_APT_PACKAGES)"
+
+browser-test: deps browser-deps
+	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
+	bash Tests/browser/browser-test.sh
 
 # Builds Docker/Dockerfile with podman (base images made locally, nothing pulled), runs the
 # image as a user would and checks it; cleans up after itself. Installs podman if missing.
