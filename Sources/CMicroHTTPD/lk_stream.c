@@ -143,8 +143,9 @@ int lk_mhd_stream_send(lk_mhd_stream *stream, const void *bytes, size_t length) 
     pthread_mutex_lock(&stream->lock);
     int result = -1;
     size_t waiting = stream->length - stream->offset;
-    if (!stream->over && !stream->ending && length <= stream->limit && waiting <= stream->limit - length &&
-        lk_stream_append(stream, bytes, length) == 0) {
+    // Past the limit only when nothing waits: one event larger than the limit still goes.
+    int over_limit = waiting > 0 && (length > stream->limit || waiting > stream->limit - length);
+    if (!stream->over && !stream->ending && !over_limit && lk_stream_append(stream, bytes, length) == 0) {
         lk_stream_wake(stream);
         result = 0;
     }

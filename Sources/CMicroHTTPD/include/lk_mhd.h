@@ -211,7 +211,8 @@ int lk_mhd_respond_stream(lk_mhd_request *request, unsigned int status, const lk
                           size_t header_count, lk_mhd_stream *stream);
 /// Sends `bytes` (copied) after those sent before. Returns -1, sending nothing, when the
 /// stream is over or ending, when out of memory, or when more than its limit would wait
-/// to be sent (a client that does not read).
+/// to be sent (a client that does not read; a send when nothing waits is never refused
+/// for its size).
 int lk_mhd_stream_send(lk_mhd_stream *stream, const void *bytes, size_t length);
 /// Sends `last` (may be empty), past the limit if need be, then ends the stream: the
 /// response ends once what waits has been sent.
