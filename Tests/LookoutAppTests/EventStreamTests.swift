@@ -160,6 +160,33 @@ struct EventStreamTests {
         }
     }
 
+    @Test("a client that does not read is cut off, with an end event saying so")
+    func slowClient() async throws {
+        try await withApp { app in
+            let editor = try await app.editorHeaders()
+            let stream = try await Self.open(app, "/v1/galleries/2")
+            // 400 renderings of 60 KB each: far more than the 1 MiB a stream keeps waiting
+            // plus what both sockets' buffers hold, with the client reading none of it.
+            let title = String(repeating: "x", count: 60_000)
+            let port = app.port
+            try await offPool {
+                let writer = try TestHTTPConnection(host: "127.0.0.1", port: port)
+                for index in 0..<400 {
+                    let body = Array(#"{"title":"\#(title)\#(index)"}"#.utf8)
+                    #expect(try writer.request("PATCH", "/v1/galleries/2", headers: editor, body: body).status == 200)
+                }
+            }
+            var last: TestEventStream.Event?
+            while let event = try await Self.next(stream) { last = event }
+            #expect(last?.name == "end")
+            #expect(try JSONParser.parse(Array((last?.data ?? "").utf8))["reason"] == "too_slow")
+            for _ in 0..<3000 where app.application.openStreams > 0 {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(app.application.openStreams == 0)
+        }
+    }
+
     @Test("shutdown ends every stream with an end event")
     func shutdown() async throws {
         let app = try await LiveApp.start()
