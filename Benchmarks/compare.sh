@@ -419,8 +419,9 @@ stats() { # values... -> "median min max"
     med=$(median "$@")
     printf '%s %s %s\n' "$med" "$(printf '%s\n' "$@" | sort -g | head -n 1)" "$(printf '%s\n' "$@" | sort -g | tail -n 1)"
 }
-verdict() { # ratio goal-op goal
-    awk -v r="$1" -v op="$2" -v g="$3" 'BEGIN { ok = (op == ">=") ? r >= g : r <= g; print ok ? "met" : "NOT met" }'
+verdict() { # ratio goal-op goal (below 0: the commit subtracted was more than the figure, so no verdict)
+    awk -v r="$1" -v op="$2" -v g="$3" 'BEGIN { ok = (op == ">=") ? r >= g : r <= g
+        print r < 0 ? "n/a (commit > figure)" : ok ? "met" : "NOT met" }'
 }
 line() { # label unit lookout-values anchor-values goal-op goal anchor-name
     local label=$1 unit=$2 op=$5 goal=$6 anchor=$7 ratio lk_med lk_min lk_max ng_med ng_min ng_max
@@ -453,7 +454,11 @@ for connections in $CONNECTION_COUNTS; do
 done
 plus() { # values... allowance: each value minus the allowance, for the ratio against Nchan
     local offset=${*: -1}
-    printf '%s\n' "${@:1:$#-1}" | awk -v o="$offset" '{ printf "%.1f ", $1 - o }'
+    printf '%s\n' "${@:1:$#-1}" | awk -v o="$offset" '{ if (o == 0) printf "%s ", $1; else printf "%.1f ", $1 - o }'
+}
+against_nchan() { # label unit figure allowance goal: Lookout's figure (each value minus the allowance) / Nchan's
+    # shellcheck disable=SC2086 # the values are a space-separated list
+    line "$1" "$2" "$(plus ${RESULTS[$3,$target]} "$4")" "${RESULTS[$3,nchan]}" "<=" "$5" Nchan
 }
 for mode in $MODES; do
     target="lookout-$mode"
@@ -461,35 +466,21 @@ for mode in $MODES; do
     extra_p50=0
     extra_p99=0
     if [[ $mode == sqlite ]]; then extra_p50=$COMMIT_P50; extra_p99=$COMMIT_P99; fi
+    extra_ms=$(awk -v u="$extra_p50" 'BEGIN { print u / 1000 }')
     printf -- '-- Lookout --database %s%s\n' "$mode" \
         "$([[ $mode == sqlite ]] && printf ' (ratios after subtracting one durable commit: p50 %s us, p99 %s us)' "$COMMIT_P50" "$COMMIT_P99")"
-    extra_ms=$(awk -v u="$extra_p50" 'BEGIN { print u / 1000 }')
     if phase longpoll; then
-        line "memory per held session, KiB (10,000)" KiB "${RESULTS[memory,$target]}" "${RESULTS[memory,nchan]}" "<=" 0.5 Nchan
-        for size in $FANOUTS; do
-            # shellcheck disable=SC2086 # the values are a space-separated list
-            line "fan-out to $size on one key, ms" ms "$(plus ${RESULTS[fanout$size,$target]} "$extra_ms")" \
-                "${RESULTS[fanout$size,nchan]}" "<=" 1.0 Nchan
-        done
-        # shellcheck disable=SC2086
-        line "selective: write waking 1 of 10k, p50 us" us "$(plus ${RESULTS[selective_us,$target]} "$extra_p50")" \
-            "${RESULTS[selective_us,nchan]}" "<=" 1.5 Nchan
-        # shellcheck disable=SC2086
-        line "single wake p50, us" us "$(plus ${RESULTS[wake_p50,$target]} "$extra_p50")" "${RESULTS[wake_p50,nchan]}" "<=" 1.0 Nchan
-        # shellcheck disable=SC2086
-        line "single wake p99, us" us "$(plus ${RESULTS[wake_p99,$target]} "$extra_p99")" "${RESULTS[wake_p99,nchan]}" "<=" 1.0 Nchan
+        against_nchan "memory per held session, KiB (10,000)" KiB memory 0 0.5
+        for size in $FANOUTS; do against_nchan "fan-out to $size on one key, ms" ms "fanout$size" "$extra_ms" 1.0; done
+        against_nchan "selective: write waking 1 of 10k, p50 us" us selective_us "$extra_p50" 1.5
+        against_nchan "single wake p50, us" us wake_p50 "$extra_p50" 1.0
+        against_nchan "single wake p99, us" us wake_p99 "$extra_p99" 1.0
     fi
     if phase sse; then
-        line "memory per SSE stream, KiB (10,000)" KiB "${RESULTS[sse_memory,$target]}" "${RESULTS[sse_memory,nchan]}" "<=" 0.5 Nchan
-        for size in $SSE_FANOUTS; do
-            # shellcheck disable=SC2086
-            line "SSE fan-out to $size, ms" ms "$(plus ${RESULTS[ssefanout$size,$target]} "$extra_ms")" \
-                "${RESULTS[ssefanout$size,nchan]}" "<=" 1.0 Nchan
-        done
-        # shellcheck disable=SC2086
-        line "SSE single event p50, us" us "$(plus ${RESULTS[sse_p50,$target]} "$extra_p50")" "${RESULTS[sse_p50,nchan]}" "<=" 1.0 Nchan
-        # shellcheck disable=SC2086
-        line "SSE single event p99, us" us "$(plus ${RESULTS[sse_p99,$target]} "$extra_p99")" "${RESULTS[sse_p99,nchan]}" "<=" 1.0 Nchan
+        against_nchan "memory per SSE stream, KiB (10,000)" KiB sse_memory 0 0.5
+        for size in $SSE_FANOUTS; do against_nchan "SSE fan-out to $size, ms" ms "ssefanout$size" "$extra_ms" 1.0; done
+        against_nchan "SSE single event p50, us" us sse_p50 "$extra_p50" 1.0
+        against_nchan "SSE single event p99, us" us sse_p99 "$extra_p99" 1.0
     fi
     if phase longpoll; then
         for size in $FANOUTS; do
