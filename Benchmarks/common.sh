@@ -41,6 +41,18 @@ show_tail() { # file label
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
+# Sets LOOKOUT_BIN to the release binary: the one given in LOOKOUT_BIN, or one built now.
+release_binary() { # repo-root
+    if [[ -n ${LOOKOUT_BIN:-} ]]; then
+        [[ -x $LOOKOUT_BIN ]] || die "LOOKOUT_BIN $LOOKOUT_BIN is not an executable"
+        return 0
+    fi
+    log "building: swift build -c release --product lookout"
+    (cd "$1" && swift build -c release --product lookout) >&2
+    LOOKOUT_BIN="$1/.build/release/lookout"
+    [[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
+}
+
 # Waits up to 15 s for url to answer 2xx while pid lives.
 wait_until_answers() { # url pid name
     local url=$1 pid=$2 name=$3 i

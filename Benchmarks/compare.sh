@@ -15,6 +15,14 @@
 #                  selective wake: 10,000 sessions on 10,000 fields/channels; 20 writes to
 #                    20 of them must answer exactly those 20; the median write round trip
 #                  single wake: one session, one write: write sent -> answer, p50 and p99
+#   sse          against Nchan's EventSource subscribers, in the same alternating rounds,
+#                each on freshly started servers (Lookout: GET /v1/items/N?fields=v with
+#                Accept: text/event-stream; Nchan: GET /events/N; every stream has
+#                received its first event, the current value, before anything is measured):
+#                  memory per stream at 10,000 on 10,000 keys (PSS, as for held sessions)
+#                  fan-out: 10,000 streams on one key, write sent -> last stream has the
+#                    event; every stream must get exactly one event, with the value written
+#                  single event: one stream, one write: write sent -> event, p50 and p99
 #   durability   one durable SQLite commit on the same disk (WAL, synchronous=FULL, as
 #                Lookout's), p50 and p99 of 500: what SQLite's figures may add to Nchan's
 #
@@ -23,27 +31,37 @@
 # one durable commit.
 #
 # Environment:
+#   PHASES            what to run, from "throughput longpoll sse"           default all three
 #   ROUNDS            rounds per target                                     default 3
 #   DURATION          wrk -d of the throughput runs                         default 10s
 #   CONNECTION_COUNTS wrk -c of the throughput runs                         default "64 256 1000"
 #   SINGLE_ROUNDS     single-wake rounds per run                            default 1000
 #   MODES             Lookout's storage modes to run                        default "memory sqlite"
 #   FANOUTS           fan-out sizes                                         default "1000 10000 19000"
+#   SSE_FANOUTS       SSE fan-out sizes                                     default 10000
+#   LOOKOUT_BIN       measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1        keep the temp dir (configs, logs, raw client output)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+PHASES="${PHASES:-throughput longpoll sse}"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-10s}"
 CONNECTION_COUNTS="${CONNECTION_COUNTS:-64 256 1000}"
 SINGLE_ROUNDS="${SINGLE_ROUNDS:-1000}"
 MODES="${MODES:-memory sqlite}"
 FANOUTS="${FANOUTS:-1000 10000 19000}"
+SSE_FANOUTS="${SSE_FANOUTS:-10000}"
 KEEP_TMP="${KEEP_TMP:-0}"
 NGINX=/usr/sbin/nginx
 NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
 SESSIONS=10000
+
+phase() { [[ " $PHASES " == *" $1 "* ]]; }
+for name in $PHASES; do
+    [[ $name == throughput || $name == longpoll || $name == sse ]] || die "unknown phase '$name' in PHASES"
+done
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
@@ -72,8 +90,18 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# --- builds --------------------------------------------------------------------------
+
+release_binary "$REPO_ROOT"
+export LOOKOUT_BIN  # throughput.sh measures the same binary
+BINARY="commit $(git log -1 --format=%h)"
+[[ $LOOKOUT_BIN == "$REPO_ROOT/.build/release/lookout" ]] || BINARY="$LOOKOUT_BIN"
+CLIENT="$TMP/client"
+cc -O2 -Wall -Wextra -o "$CLIENT" Benchmarks/longpoll/client.c
+
 # --- throughput ----------------------------------------------------------------------
 
+phase throughput || CONNECTION_COUNTS=""
 for connections in $CONNECTION_COUNTS; do
     log "throughput: CONNECTIONS=$connections ROUNDS=$ROUNDS DURATION=$DURATION Benchmarks/throughput.sh"
     CONNECTIONS="$connections" ROUNDS="$ROUNDS" DURATION="$DURATION" bash Benchmarks/throughput.sh \
@@ -82,12 +110,8 @@ for connections in $CONNECTION_COUNTS; do
     cat "$TMP/throughput-$connections.out" >&2
 done
 
-# --- long-poll: builds and data ------------------------------------------------------
+# --- long-poll and SSE: data ---------------------------------------------------------
 
-CLIENT="$TMP/client"
-cc -O2 -Wall -Wextra -o "$CLIENT" Benchmarks/longpoll/client.c
-swift build -c release --product lookout >/dev/null
-LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
 python3 - Sources/LookoutApp/Resources/demo-data.json "$TMP/items.json" <<'PY'
 import json, sys
 users = json.load(open(sys.argv[1]))["users"]
@@ -151,6 +175,14 @@ $(nginx_temp_paths "$TMP/nginx")
             nchan_subscriber_first_message newest;
             nchan_subscriber_timeout 300s;
         }
+        # EventSource: "oldest" of a one-message buffer is the newest message, sent at
+        # once like Lookout's current value ("newest" would wait for the next one).
+        location ~ ^/events/(\\w+)\$ {
+            nchan_subscriber eventsource;
+            nchan_channel_id \$1;
+            nchan_subscriber_first_message oldest;
+            nchan_subscriber_timeout 300s;
+        }
         location ~ ^/pub/(\\w+)\$ {
             nchan_publisher;
             nchan_channel_id \$1;
@@ -171,20 +203,19 @@ etag_args() { # target: the cursor Lookout's polls wait from; Nchan needs none
     fi
 }
 
-# hold NAME COUNT (same ID | ids FROM) WAIT [--print-each]: 2 clients x COUNT/2 polls.
-hold() {
-    local name=$1 count=$2 kind=$3 arg=$4 wait_s=$5 p
+# start_clients MODE NAME COUNT (same ID | ids FROM) [client options]: 2 clients x COUNT/2
+# polls (MODE hold) or streams (MODE streams), each process on its own source address (one
+# process may hold ~20,000 files); returns 1 s after both are ready.
+start_clients() {
+    local mode=$1 name=$2 count=$3 kind=$4 arg=$5 p
     shift 5
     local per_client=$((count / 2))
-    local -a etag
-    mapfile -t etag < <(etag_args "$TARGET")
     CLIENT_PIDS=()
     for p in 0 1; do
         local -a ids
         if [[ $kind == same ]]; then ids=(--same-id "$arg"); else ids=(--ids-from $((arg + p * per_client))); fi
-        "$CLIENT" hold "${TARGET_ARGS[@]}" --port "$PORT" --src "127.0.0.$((20 + p))" -n "$per_client" \
-            "${etag[@]}" "${ids[@]}" --wait "$wait_s" --timeout $((wait_s + 30)) "$@" \
-            >"$TMP/$name-$p.out" 2>"$TMP/$name-$p.err" &
+        "$CLIENT" "$mode" "${TARGET_ARGS[@]}" --port "$PORT" --src "127.0.0.$((20 + p))" -n "$per_client" \
+            "${ids[@]}" "$@" >"$TMP/$name-$p.out" 2>"$TMP/$name-$p.err" &
         CLIENT_PIDS+=($!)
     done
     local i
@@ -193,7 +224,23 @@ hold() {
         kill -0 "$SERVER_PID" || die "$TARGET died while clients connected"
         sleep 0.1
     done
+    cat "$TMP/$name"-[01].err >&2
     die "$TARGET: clients not ready after 120 s"
+}
+
+stop_clients() {
+    local pid
+    for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    CLIENT_PIDS=()
+}
+
+# hold NAME COUNT (same ID | ids FROM) WAIT [--print-each]: 2 clients x COUNT/2 polls.
+hold() {
+    local name=$1 count=$2 kind=$3 arg=$4 wait_s=$5
+    shift 5
+    local -a etag
+    mapfile -t etag < <(etag_args "$TARGET")
+    start_clients hold "$name" "$count" "$kind" "$arg" "${etag[@]}" --wait "$wait_s" --timeout $((wait_s + 30)) "$@"
 }
 
 finish_hold() { # name -> R_OK200 R_LAST
@@ -202,6 +249,20 @@ finish_hold() { # name -> R_OK200 R_LAST
     CLIENT_PIDS=()
     R_OK200=$(cat "$TMP/$1"-[01].out | grep -o '\bok200=[0-9]*' | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
     R_LAST=$(for f in "$TMP/$1"-[01].out; do grep '^result ' "$f" | field last_ns; done | sort -n | tail -n 1)
+}
+
+# finish_streams NAME COUNT -> R_LAST: the streams' clients must each end with every stream
+# having had exactly one event after its first, with the value written (--expect).
+finish_streams() {
+    local name=$1 count=$2 pid status=0 right
+    for pid in "${CLIENT_PIDS[@]}"; do wait "$pid" || status=$?; done
+    CLIENT_PIDS=()
+    right=$(for f in "$TMP/$name"-[01].out; do grep '^result ' "$f" | field right; done | awk '{ s += $1 } END { print s + 0 }')
+    if ((status != 0 || right != count)); then
+        cat "$TMP/$name"-[01].out "$TMP/$name"-[01].err >&2
+        die "$TARGET: $right of $count streams had exactly one event with the value written"
+    fi
+    R_LAST=$(for f in "$TMP/$name"-[01].out; do grep '^result ' "$f" | field last_ns; done | sort -n | tail -n 1)
 }
 
 write() { # id value -> the client's output
@@ -213,6 +274,9 @@ record() { RESULTS[$1,$2]+="$3 "; }  # figure target value
 
 start_target() { if [[ $TARGET == lookout-* ]]; then start_lookout "${TARGET#lookout-}"; else start_nchan; fi; }
 
+per_session() { awk -v a="$2" -v b="$1" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }'; }  # before after
+ms_since() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.1f", (a - b) / 1e6 }'; }                      # t0 t1 (ns)
+
 VALUE=1000
 one_round() { # target round
     TARGET=$1
@@ -223,9 +287,8 @@ one_round() { # target round
     before=$(pss_kib "$SERVER_PID")
     hold "$TARGET-held-$round" "$SESSIONS" ids 1 15
     after=$(pss_kib "$SERVER_PID")
-    record memory "$TARGET" "$(awk -v a="$after" -v b="$before" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }')"
-    for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    CLIENT_PIDS=()
+    record memory "$TARGET" "$(per_session "$before" "$after")"
+    stop_clients
     stop_pid "$SERVER_PID" "$TARGET"
     SERVER_PID=""
 
@@ -239,7 +302,7 @@ one_round() { # target round
         t0=$(awk '{ print $4 }' <<<"$line")
         finish_hold "$TARGET-fan$size-$round"
         ((R_OK200 == size)) || log "WARNING: $TARGET fan-out woke $R_OK200 of $size"
-        record "fanout$size" "$TARGET" "$(awk -v a="$R_LAST" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1e6 }')"
+        record "fanout$size" "$TARGET" "$(ms_since "$t0" "$R_LAST")"
         record "fanout${size}_woken" "$TARGET" "$R_OK200"
     done
 
@@ -256,8 +319,7 @@ one_round() { # target round
     answered=$(cat "$TMP/$TARGET-sel-$round"-[01].out | grep -c '^resp ' || true)
     wrong=$(cat "$TMP/$TARGET-sel-$round"-[01].out | awk -v ids=",$wake_ids," '$1 == "resp" && index(ids, "," $2 ",") == 0' | wc -l)
     record selective_answered "$TARGET" "$answered/$wrong"
-    for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-    CLIENT_PIDS=()
+    stop_clients
 
     "$CLIENT" single "${TARGET_ARGS[@]}" --port "$PORT" --id 7 --rounds "$SINGLE_ROUNDS" --value-base $((VALUE + 10)) \
         >"$TMP/$TARGET-single-$round.out"
@@ -269,10 +331,63 @@ one_round() { # target round
     log "round $round $TARGET: memory ${RESULTS[memory,$TARGET]}KiB; fan-out 10k ${RESULTS[fanout10000,$TARGET]-}ms; selective answered ${RESULTS[selective_answered,$TARGET]}; wake p99 ${RESULTS[wake_p99,$TARGET]}us"
 }
 
+# Every stream is established and idle (it has had its first event, the key's current
+# value) before anything is measured. Nchan's EventSource sends a channel's buffered
+# message first, so each key is written before its streams open, on both servers alike.
+sse_round() { # target round
+    TARGET=$1
+    local round=$2 before after t0 line size
+    # memory per stream
+    start_target
+    VALUE=$((VALUE + SESSIONS))
+    write "1-$SESSIONS" "$VALUE" >/dev/null
+    sleep 1
+    before=$(pss_kib "$SERVER_PID")
+    start_clients streams "$TARGET-sse-held-$round" "$SESSIONS" ids 1 --timeout 120
+    after=$(pss_kib "$SERVER_PID")
+    record sse_memory "$TARGET" "$(per_session "$before" "$after")"
+    stop_clients
+    [[ $(cat "$TMP/$TARGET-sse-held-$round"-[01].out | grep -c "^ready $((SESSIONS / 2)) ") == 2 ]] ||
+        die "$TARGET: not every one of $SESSIONS streams had its first event"
+    stop_pid "$SERVER_PID" "$TARGET"
+    SERVER_PID=""
+
+    # single event, and each fan-out, on a fresh server: a server may keep a stream whose
+    # client has gone until a heartbeat fails to reach it
+    start_target
+    "$CLIENT" stream-single "${TARGET_ARGS[@]}" --port "$PORT" --id 7 --rounds "$SINGLE_ROUNDS" --value-base "$VALUE" \
+        >"$TMP/$TARGET-sse-single-$round.out" || die "$TARGET: stream-single failed: $(cat "$TMP/$TARGET-sse-single-$round.out")"
+    VALUE=$((VALUE + SINGLE_ROUNDS + 20))
+    line=$(grep '^event ' "$TMP/$TARGET-sse-single-$round.out")
+    record sse_p50 "$TARGET" "$(field p50_us <<<"$line")"
+    record sse_p99 "$TARGET" "$(field p99_us <<<"$line")"
+    stop_pid "$SERVER_PID" "$TARGET"
+    SERVER_PID=""
+    for size in $SSE_FANOUTS; do
+        start_target
+        write 1 $((VALUE + 1)) >/dev/null
+        VALUE=$((VALUE + 2))
+        start_clients streams "$TARGET-ssefan$size-$round" "$size" same 1 --expect "$VALUE" --timeout 60
+        line=$(write 1 "$VALUE" | grep '^write ')
+        t0=$(awk '{ print $4 }' <<<"$line")
+        finish_streams "$TARGET-ssefan$size-$round" "$size"
+        record "ssefanout$size" "$TARGET" "$(ms_since "$t0" "$R_LAST")"
+        record "ssefanout${size}_right" "$TARGET" "$size"
+        stop_pid "$SERVER_PID" "$TARGET"
+        SERVER_PID=""
+    done
+    log "round $round $TARGET: SSE memory ${RESULTS[sse_memory,$TARGET]}KiB; fan-out ${RESULTS[ssefanout10000,$TARGET]-}ms; single event p99 ${RESULTS[sse_p99,$TARGET]}us"
+}
+
+TARGETS=()
+for mode in $MODES; do TARGETS+=("lookout-$mode"); done
+TARGETS+=(nchan)
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 for ((round = 1; round <= ROUNDS; round++)); do
-    for mode in $MODES; do one_round "lookout-$mode" "$round"; done
-    one_round nchan "$round"
+    for target in "${TARGETS[@]}"; do
+        if phase longpoll; then one_round "$target" "$round"; fi
+        if phase sse; then sse_round "$target" "$round"; fi
+    done
 done
 
 # --- one durable commit on this disk ------------------------------------------------
@@ -304,8 +419,9 @@ stats() { # values... -> "median min max"
     med=$(median "$@")
     printf '%s %s %s\n' "$med" "$(printf '%s\n' "$@" | sort -g | head -n 1)" "$(printf '%s\n' "$@" | sort -g | tail -n 1)"
 }
-verdict() { # ratio goal-op goal
-    awk -v r="$1" -v op="$2" -v g="$3" 'BEGIN { ok = (op == ">=") ? r >= g : r <= g; print ok ? "met" : "NOT met" }'
+verdict() { # ratio goal-op goal (below 0: the commit subtracted was more than the figure, so no verdict)
+    awk -v r="$1" -v op="$2" -v g="$3" 'BEGIN { ok = (op == ">=") ? r >= g : r <= g
+        print r < 0 ? "n/a (commit > figure)" : ok ? "met" : "NOT met" }'
 }
 line() { # label unit lookout-values anchor-values goal-op goal anchor-name
     local label=$1 unit=$2 op=$5 goal=$6 anchor=$7 ratio lk_med lk_min lk_max ng_med ng_min ng_max
@@ -318,8 +434,8 @@ line() { # label unit lookout-values anchor-values goal-op goal anchor-name
         "$ng_med" "($ng_min-$ng_max)" "$ratio" "$op $goal" "$(verdict "$ratio" "$op" "$goal") ($anchor)"
 }
 
-printf '\nLookout vs nginx / Nchan, %s, commit %s, nproc %s, Lookout modes %s, %s rounds alternating, load %s at start, %s at end\n' \
-    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git log -1 --format=%h)" "$(nproc)" "$MODES" "$ROUNDS" \
+printf '\nLookout vs nginx / Nchan, %s, %s, nproc %s, Lookout modes %s, %s rounds alternating, load %s at start, %s at end\n' \
+    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$BINARY" "$(nproc)" "$MODES" "$ROUNDS" \
     "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-40s %10s %-19s %10s %-19s %7s  %-9s %s\n' figure lookout '(range)' anchor '(range)' ratio goal verdict
 for connections in $CONNECTION_COUNTS; do
@@ -338,7 +454,11 @@ for connections in $CONNECTION_COUNTS; do
 done
 plus() { # values... allowance: each value minus the allowance, for the ratio against Nchan
     local offset=${*: -1}
-    printf '%s\n' "${@:1:$#-1}" | awk -v o="$offset" '{ printf "%.1f ", $1 - o }'
+    printf '%s\n' "${@:1:$#-1}" | awk -v o="$offset" '{ if (o == 0) printf "%s ", $1; else printf "%.1f ", $1 - o }'
+}
+against_nchan() { # label unit figure allowance goal: Lookout's figure (each value minus the allowance) / Nchan's
+    # shellcheck disable=SC2086 # the values are a space-separated list
+    line "$1" "$2" "$(plus ${RESULTS[$3,$target]} "$4")" "${RESULTS[$3,nchan]}" "<=" "$5" Nchan
 }
 for mode in $MODES; do
     target="lookout-$mode"
@@ -346,26 +466,37 @@ for mode in $MODES; do
     extra_p50=0
     extra_p99=0
     if [[ $mode == sqlite ]]; then extra_p50=$COMMIT_P50; extra_p99=$COMMIT_P99; fi
+    extra_ms=$(awk -v u="$extra_p50" 'BEGIN { print u / 1000 }')
     printf -- '-- Lookout --database %s%s\n' "$mode" \
         "$([[ $mode == sqlite ]] && printf ' (ratios after subtracting one durable commit: p50 %s us, p99 %s us)' "$COMMIT_P50" "$COMMIT_P99")"
-    line "memory per held session, KiB (10,000)" KiB "${RESULTS[memory,$target]}" "${RESULTS[memory,nchan]}" "<=" 0.5 Nchan
-    for size in $FANOUTS; do
-        # shellcheck disable=SC2086 # the values are a space-separated list
-        line "fan-out to $size on one key, ms" ms "$(plus ${RESULTS[fanout$size,$target]} "$(awk -v u="$extra_p50" 'BEGIN { print u / 1000 }')")" \
-            "${RESULTS[fanout$size,nchan]}" "<=" 1.0 Nchan
-    done
-    # shellcheck disable=SC2086
-    line "selective: write waking 1 of 10k, p50 us" us "$(plus ${RESULTS[selective_us,$target]} "$extra_p50")" \
-        "${RESULTS[selective_us,nchan]}" "<=" 1.5 Nchan
-    # shellcheck disable=SC2086
-    line "single wake p50, us" us "$(plus ${RESULTS[wake_p50,$target]} "$extra_p50")" "${RESULTS[wake_p50,nchan]}" "<=" 1.0 Nchan
-    # shellcheck disable=SC2086
-    line "single wake p99, us" us "$(plus ${RESULTS[wake_p99,$target]} "$extra_p99")" "${RESULTS[wake_p99,nchan]}" "<=" 1.0 Nchan
-    for size in $FANOUTS; do
-        printf 'fan-out to %s woken per round: lookout %s; nchan %s\n' "$size" "${RESULTS[fanout${size}_woken,$target]}" \
-            "${RESULTS[fanout${size}_woken,nchan]}"
-    done
-    printf 'selective: polls answered by the 20 writes / of them not written to, per round: lookout %s; nchan %s (20/0 is right)\n' \
-        "${RESULTS[selective_answered,$target]}" "${RESULTS[selective_answered,nchan]}"
+    if phase longpoll; then
+        against_nchan "memory per held session, KiB (10,000)" KiB memory 0 0.5
+        for size in $FANOUTS; do against_nchan "fan-out to $size on one key, ms" ms "fanout$size" "$extra_ms" 1.0; done
+        against_nchan "selective: write waking 1 of 10k, p50 us" us selective_us "$extra_p50" 1.5
+        against_nchan "single wake p50, us" us wake_p50 "$extra_p50" 1.0
+        against_nchan "single wake p99, us" us wake_p99 "$extra_p99" 1.0
+    fi
+    if phase sse; then
+        against_nchan "memory per SSE stream, KiB (10,000)" KiB sse_memory 0 0.5
+        for size in $SSE_FANOUTS; do against_nchan "SSE fan-out to $size, ms" ms "ssefanout$size" "$extra_ms" 1.0; done
+        against_nchan "SSE single event p50, us" us sse_p50 "$extra_p50" 1.0
+        against_nchan "SSE single event p99, us" us sse_p99 "$extra_p99" 1.0
+    fi
+    if phase longpoll; then
+        for size in $FANOUTS; do
+            printf 'fan-out to %s woken per round: lookout %s; nchan %s\n' "$size" "${RESULTS[fanout${size}_woken,$target]}" \
+                "${RESULTS[fanout${size}_woken,nchan]}"
+        done
+        printf 'selective: polls answered by the 20 writes / of them not written to, per round: lookout %s; nchan %s (20/0 is right)\n' \
+            "${RESULTS[selective_answered,$target]}" "${RESULTS[selective_answered,nchan]}"
+    fi
+    if phase sse; then
+        for size in $SSE_FANOUTS; do
+            printf 'SSE fan-out to %s: streams with exactly one event, the value written, per round: lookout %s; nchan %s\n' \
+                "$size" "${RESULTS[ssefanout${size}_right,$target]}" "${RESULTS[ssefanout${size}_right,nchan]}"
+        done
+        printf 'SSE single event: every one of %s writes brought exactly one event with its value, every round (checked)\n' \
+            "$((SINGLE_ROUNDS + 10))"
+    fi
 done
 printf 'one durable SQLite commit on this disk: p50 %s us, p99 %s us\n' "$COMMIT_P50" "$COMMIT_P99"

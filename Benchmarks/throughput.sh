@@ -10,6 +10,7 @@
 #   CONNECTIONS    wrk -c                                             default 64
 #   WRK_THREADS    wrk -t                                             default 2
 #   NGINX_WORKERS  nginx worker_processes                             default $(nproc)
+#   LOOKOUT_BIN    measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1     keep the temp dir (server logs, raw wrk output) instead of deleting it
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -99,10 +100,7 @@ maximum() { printf '%s\n' "$@" | sort -g | tail -n 1; }
 
 install_missing
 
-log "building: swift build -c release --product lookout"
-swift build -c release --product lookout
-LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
-[[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
+release_binary "$REPO_ROOT"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-throughput.XXXXXX")"
 # nginx workers run as an unprivileged user when the master is root: let them reach www/.
