@@ -1,3 +1,4 @@
+import Foundation
 import LookoutAuth
 import LookoutHTTP
 import LookoutStore
@@ -52,15 +53,14 @@ struct ServerSentEvents: Sendable {
         finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse,
         counted: @escaping @Sendable (Int) -> Void
     ) -> HTTPReply {
-        let token: String?
+        let token: (text: String, expires: Date)?
         let view: RenderedView
         let snapshot = store.snapshot()
         let cursor: EntityTag?
         do {
             if let header = context.request.headers["Authorization"] {
                 let presented = try BearerToken.parse(header)
-                _ = try tokens.verify(presented)
-                token = presented
+                token = (presented, try tokens.verify(presented).expires)
             } else {
                 token = nil
             }

@@ -53,8 +53,8 @@ final class ViewStream: EventStreamSource {
     private let store: Store
     private let deadlines: DeadlineTimer
     private let tokens: TokenService
-    /// The token the stream was opened with; nil for none.
-    private let token: String?
+    /// The token the stream was opened with, and when it expires; nil for none.
+    private let token: (text: String, expires: Date)?
     private let heartbeatInterval: Duration
     private let render: @Sendable (StoreSnapshot) throws -> RenderedView
     /// Whether the client's cursor is this first rendering's: it has it, send nothing yet.
@@ -62,7 +62,8 @@ final class ViewStream: EventStreamSource {
     private let state: Mutex<State>
 
     init(
-        store: Store, deadlines: DeadlineTimer, tokens: TokenService, token: String?, heartbeat: Duration,
+        store: Store, deadlines: DeadlineTimer, tokens: TokenService, token: (text: String, expires: Date)?,
+        heartbeat: Duration,
         view: RenderedView, clientIsCurrent: Bool, render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView
     ) {
         self.store = store
@@ -103,8 +104,8 @@ final class ViewStream: EventStreamSource {
         if !clientIsCurrent { first += Self.event(view, epoch: epoch) }
         stream.send(first)
         scheduleHeartbeat()
-        if let token, let claims = try? tokens.verify(token) {
-            let left = claims.expires.timeIntervalSinceNow + TokenService.leeway + 0.01
+        if let token {
+            let left = token.expires.timeIntervalSinceNow + TokenService.leeway + 0.01
             let check = deadlines.schedule(after: .milliseconds(Int64(max(0, left) * 1000))) { [self] in
                 _ = tokenStillGood()
             }
@@ -145,7 +146,7 @@ final class ViewStream: EventStreamSource {
     private func tokenStillGood() -> Bool {
         guard let token else { return true }
         do {
-            _ = try tokens.verify(token)
+            _ = try tokens.verify(token.text)
             return true
         } catch {
             switch error {

@@ -21,6 +21,19 @@ struct EventLoop: Sendable {
         server.pointer == other.server.pointer && thread == other.thread
     }
 
+    /// Runs `work` on this loop: at once when called on it; inside a batch
+    /// (``SuspendedRequest/resumingTogether(_:)``), posted with the batch's other work for
+    /// this loop, in chunks; else posted alone.
+    func runHere(_ work: @escaping @Sendable () -> Void) {
+        if isCurrent {
+            work()
+        } else if let batch = ResumeBatch.current {
+            batch.post(work, to: self)
+        } else {
+            run(work)
+        }
+    }
+
     /// Posts `work`, or runs it at once when the server has stopped (or memory ran out).
     func run(_ work: @escaping @Sendable () -> Void) {
         let task = Unmanaged.passRetained(LoopTask(work)).toOpaque()

@@ -52,13 +52,7 @@ public final class EventStream: Sendable {
     /// Runs `work` on the event loop holding the stream's connection: at once when called
     /// there, else soon (``SuspendedRequest/onItsLoop(_:)``).
     public func onItsLoop(_ work: @escaping @Sendable () -> Void) {
-        if loop.isCurrent {
-            work()
-        } else if let batch = ResumeBatch.current {
-            batch.post(work, to: loop)
-        } else {
-            loop.run(work)
-        }
+        loop.runHere(work)
     }
 }
 

@@ -57,13 +57,7 @@ public final class SuspendedRequest: Sendable {
     /// Within a batch (``resumingTogether(_:)``) work for another loop is posted in chunks.
     /// Once the server has stopped, `work` runs at once.
     public func onItsLoop(_ work: @escaping @Sendable () -> Void) {
-        if loop.isCurrent {
-            work()
-        } else if let batch = ResumeBatch.current {
-            batch.post(work, to: loop)
-        } else {
-            loop.run(work)
-        }
+        loop.runHere(work)
     }
 
     /// Tags the request for the wake trace (``WakeTrace``) with the revision that woke it,
