@@ -39,6 +39,9 @@
 #   MODES             Lookout's storage modes to run                        default "memory sqlite"
 #   FANOUTS           fan-out sizes                                         default "1000 10000 19000"
 #   SSE_FANOUTS       SSE fan-out sizes                                     default 10000
+#   BUDGET_FANOUT     after the measured fan-outs, one more of this size under
+#                     `perf record -a -g` (apt: linux-perf), for a table of where
+#                     each server's CPU went per woken poll (cpu-budget.py)     default none
 #   LOOKOUT_BIN       measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1        keep the temp dir (configs, logs, raw client output)
 set -euo pipefail
@@ -53,6 +56,7 @@ SINGLE_ROUNDS="${SINGLE_ROUNDS:-1000}"
 MODES="${MODES:-memory sqlite}"
 FANOUTS="${FANOUTS:-1000 10000 19000}"
 SSE_FANOUTS="${SSE_FANOUTS:-10000}"
+BUDGET_FANOUT="${BUDGET_FANOUT:-}"
 KEEP_TMP="${KEEP_TMP:-0}"
 NGINX=/usr/sbin/nginx
 NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
@@ -71,6 +75,7 @@ install_missing() {
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
     [[ -x $NGINX ]] || packages+=(nginx-light)
     [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
+    [[ -z $BUDGET_FANOUT ]] || command -v perf >/dev/null 2>&1 || packages+=(linux-perf)
     apt_install "${packages[@]}"
 }
 install_missing
@@ -277,6 +282,31 @@ start_target() { if [[ $TARGET == lookout-* ]]; then start_lookout "${TARGET#loo
 per_session() { awk -v a="$2" -v b="$1" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }'; }  # before after
 ms_since() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.1f", (a - b) / 1e6 }'; }                      # t0 t1 (ns)
 
+# One more fan-out of BUDGET_FANOUT under `perf record -a -g` (not among the measured
+# ones: perf slows what it records); records the server's CPU per woken poll by bucket.
+budget_fanout() { # round
+    local name="$TARGET-budget-$1" perf_pid line t0 bucket value
+    hold "$name" "$BUDGET_FANOUT" same 1 60
+    perf record -a -g -k mono -F 4000 -o "$TMP/$name.perf" >/dev/null 2>&1 &
+    perf_pid=$!
+    sleep 1  # perf has started recording
+    VALUE=$((VALUE + 1))
+    line=$(write 1 "$VALUE" | grep '^write ')
+    t0=$(awk '{ print $4 }' <<<"$line")
+    finish_hold "$name"
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+    ((R_OK200 == BUDGET_FANOUT)) || log "WARNING: $TARGET budget fan-out woke $R_OK200 of $BUDGET_FANOUT"
+    # shellcheck disable=SC2046 # the server's process ids, one word each
+    while IFS=$'\t' read -r bucket value; do
+        record "budget:$bucket" "$TARGET" "$value"
+        BUDGET_BUCKETS[$bucket]=1
+    done < <(python3 Benchmarks/cpu-budget.py "$TMP/$name.perf" "$t0" "$R_LAST" "$R_OK200" \
+        "$SERVER_PID" $(pgrep -P "$SERVER_PID" || true))
+    [[ $KEEP_TMP == 1 ]] || rm -f "$TMP/$name.perf"
+}
+declare -A BUDGET_BUCKETS=()
+
 VALUE=1000
 one_round() { # target round
     TARGET=$1
@@ -305,6 +335,7 @@ one_round() { # target round
         record "fanout$size" "$TARGET" "$(ms_since "$t0" "$R_LAST")"
         record "fanout${size}_woken" "$TARGET" "$R_OK200"
     done
+    [[ -z $BUDGET_FANOUT ]] || budget_fanout "$round"
 
     # 20 writes, each to a different held id: each must answer exactly its own poll.
     hold "$TARGET-sel-$round" "$SESSIONS" ids 1 30 --print-each
@@ -500,3 +531,20 @@ for mode in $MODES; do
     fi
 done
 printf 'one durable SQLite commit on this disk: p50 %s us, p99 %s us\n' "$COMMIT_P50" "$COMMIT_P99"
+if [[ -n $BUDGET_FANOUT ]] && phase longpoll; then
+    printf '\nServer CPU per woken poll during a fan-out to %s, us (median of rounds; perf record -a -g):\n' "$BUDGET_FANOUT"
+    targets=()
+    for mode in $MODES; do targets+=("lookout-$mode"); done
+    targets+=(nchan)
+    printf '%-42s' bucket
+    printf ' %15s' "${targets[@]}"
+    printf '\n'
+    while IFS= read -r bucket; do
+        printf '%-42s' "$bucket"
+        for target in "${targets[@]}"; do
+            # shellcheck disable=SC2086 # the values are a space-separated list
+            printf ' %15s' "$( [[ -n ${RESULTS[budget:$bucket,$target]-} ]] && median ${RESULTS[budget:$bucket,$target]} || echo -)"
+        done
+        printf '\n'
+    done < <(echo total; printf '%s\n' "${!BUDGET_BUCKETS[@]}" | grep -v '^total$' | sort)
+fi
