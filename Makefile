@@ -55,10 +55,13 @@ schemathesis: deps python-tools
 	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
 	bash Tests/schemathesis/run.sh
 
-# The Swift client generated from examples/openapi.json by swift-openapi-generator's
-# build plugin (examples/swift-client), built in its own build directory.
-example-client:
+# The Swift client generated from the committed demo document by swift-openapi-generator's
+# build plugin (examples/swift-client), built in its own build directory, then run against
+# the debug server: it logs in and lists a collection.
+example-client: deps
 	$(SWIFT) build --package-path examples/swift-client --scratch-path .build-client
+	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
+	bash examples/swift-client/run.sh
 
 # Coverage-guided fuzzing (libFuzzer) of every parser of client bytes, for a bounded time,
 # from the corpus in Tests/FuzzCorpus and Tests/FuzzRegressions; fails on a crash, a

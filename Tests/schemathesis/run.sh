@@ -8,7 +8,7 @@
 #   bash Tests/schemathesis/run.sh
 #
 # Environment: LOOKOUT_BIN (default .build/debug/lookout), MAX_EXAMPLES (default 15),
-# MAX_TIME (default 150), SEED (default random; printed, to replay the same cases),
+# MAX_TIME (default 110), SEED (default random; printed, to replay the same cases),
 # KEEP_WORK=1 keeps the temp directory (the server's log, the report) for inspection.
 # Needs the tools `make python-tools` installs in .build-py/.
 set -euo pipefail
@@ -20,7 +20,7 @@ st=.build-py/bin/st
 [ -x "$binary" ] || { echo "schemathesis: no server binary at $binary (build first: swift build)" >&2; exit 1; }
 [ -x "$st" ] || { echo "schemathesis: $st is missing (make python-tools)" >&2; exit 1; }
 max_examples=${MAX_EXAMPLES:-15}
-max_time=${MAX_TIME:-150}
+max_time=${MAX_TIME:-110}
 seed=${SEED:-$((RANDOM * 32768 + RANDOM))}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/lookout-schemathesis.XXXXXX")
