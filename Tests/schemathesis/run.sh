@@ -16,7 +16,7 @@ binary=${LOOKOUT_BIN:-.build/debug/lookout}
 [[ $binary == /* || -z ${LOOKOUT_BIN:-} ]] || binary=$PWD/$binary
 cd "$(dirname "$0")/../.."
 
-st=.build-py/bin/st
+st=$PWD/.build-py/bin/st
 [ -x "$binary" ] || { echo "schemathesis: no server binary at $binary (build first: swift build)" >&2; exit 1; }
 [ -x "$st" ] || { echo "schemathesis: $st is missing (make python-tools)" >&2; exit 1; }
 max_examples=${MAX_EXAMPLES:-15}
@@ -73,13 +73,14 @@ token=$(curl -sf -X POST "$base/v1/auth/login" -H 'Content-Type: application/jso
 echo "schemathesis: $base/openapi.json, seed $seed, at most $max_examples cases per operation, $max_time s"
 started=$SECONDS
 status=0
-"$st" run "$base/openapi.json" \
+# From the temp directory, where schemathesis keeps its cache (.schemathesis/).
+(cd "$work" && "$st" run "$base/openapi.json" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --header "Authorization: Bearer $token" \
     --max-examples "$max_examples" --max-time "$max_time" --seed "$seed" \
     --request-timeout 10 --workers 2 \
     --generation-database none --no-color \
-    --report junit --report-dir "$work/report" || status=$?
+    --report junit --report-dir "$work/report") || status=$?
 echo "schemathesis: ran in $((SECONDS - started)) s"
 
 # Still alive and answering after all of it; then a clean stop.
