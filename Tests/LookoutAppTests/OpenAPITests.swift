@@ -72,6 +72,34 @@ struct OpenAPITests {
         }
     }
 
+    @Test(
+        "shapes are inferred from the documents stored at start: a field added before a restart is described and checked after it"
+    )
+    func shapesFollowTheStoredDocumentsAtStart() async throws {
+        let first = try await LiveApp.start()
+        defer { try? FileManager.default.removeItem(atPath: first.dataDirectory) }
+        let editor = try await first.editorHeaders()
+        #expect(
+            try await first.request("PATCH", "/v1/galleries/2", headers: editor, body: #"{"mood":"calm"}"#).status
+                == 200)
+        // Until the restart, the new field is not described, and takes any type.
+        #expect(
+            try await first.request("PATCH", "/v1/galleries/3", headers: editor, body: #"{"mood":7}"#).status == 200)
+        first.shutdown()
+
+        let second = try await LiveApp.start(dataDirectory: first.dataDirectory)
+        defer { second.shutdown() }
+        let document = try await second.request("GET", "/openapi.json").json
+        let mood = document["components"]?["schemas"]?["galleries.document"]?["properties"]?["mood"]
+        #expect(mood?["anyOf"]?.arrayValue?.count == 2, "both types seen: \(String(describing: mood))")
+        let editorAgain = try await second.editorHeaders()
+        let refused = try await second.request(
+            "PATCH", "/v1/galleries/4", headers: editorAgain, body: #"{"mood":true}"#)
+        #expect(refused.status == 400)
+        #expect(
+            try refused.json["error"]?["message"]?.stringValue?.contains("'mood' must be integer or string") == true)
+    }
+
     private func run(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
