@@ -3,10 +3,11 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 postgresql
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 python3-venv postgresql
 FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: deps build run test crash-test browser-deps browser-test container-test lint format fuzz fuzz-build
+.PHONY: deps build run test crash-test browser-deps browser-test container-test lint format fuzz fuzz-build \
+	python-tools schemathesis example-client
 
 deps:
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
@@ -31,12 +32,36 @@ TEST_BUILD_FLAGS := -Xcc -O2
 
 # Tests that need PostgreSQL start their own server (initdb in a temporary directory, on
 # 127.0.0.1 at a free port, stopped at the end); as root it runs as nobody via setpriv.
-test: deps browser-deps
+test: deps browser-deps python-tools
 	$(SWIFT) build --build-tests $(TEST_BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(TEST_BUILD_FLAGS)
 	bash Tests/readme-examples.sh
+	bash Tests/schemathesis/run.sh
 	bash Tests/crash/crash-test.sh
 	bash Tests/browser/browser-test.sh
+
+# The Python tools the OpenAPI tests use (openapi-spec-validator, schemathesis), pinned in
+# Tests/openapi/requirements.txt, in a virtual environment of their own: .build-py/.
+PYTHON_TOOLS := .build-py/installed
+python-tools: deps $(PYTHON_TOOLS)
+
+$(PYTHON_TOOLS): Tests/openapi/requirements.txt
+	python3 -m venv .build-py
+	.build-py/bin/pip install --quiet --disable-pip-version-check -r Tests/openapi/requirements.txt
+	touch $@
+
+# Schemathesis against the debug server, driven by its /openapi.json (see README).
+schemathesis: deps python-tools
+	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
+	bash Tests/schemathesis/run.sh
+
+# The Swift client generated from the committed demo document by swift-openapi-generator's
+# build plugin (examples/swift-client), built in its own build directory, then run against
+# the debug server: it logs in and lists a collection.
+example-client: deps
+	$(SWIFT) build --package-path examples/swift-client --scratch-path .build-client
+	$(SWIFT) build --product lookout $(TEST_BUILD_FLAGS)
+	bash examples/swift-client/run.sh
 
 # Coverage-guided fuzzing (libFuzzer) of every parser of client bytes, for a bounded time,
 # from the corpus in Tests/FuzzCorpus and Tests/FuzzRegressions; fails on a crash, a

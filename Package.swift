@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // The OpenAPI document (LookoutOpenAPI); without its default trait, whose external
+        // reference loading Lookout does not need and which builds notably slower.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
     ],
     targets: [
         // The HTTP server: the only code that includes <microhttpd.h>.
@@ -66,11 +69,19 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
+        // The OpenAPI 3.1 description of what a configured server serves; no HTTP types.
+        .target(
+            name: "LookoutOpenAPI",
+            dependencies: [
+                "LookoutJSON", "LookoutStore",
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+            ]
+        ),
         .target(
             name: "LookoutApp",
             dependencies: [
                 "LookoutHTTP", "LookoutJSON", "LookoutStore", "LookoutAuth", "LookoutFeeds", "LookoutPersistence",
-                "LookoutTrace", "LookoutDataFile",
+                "LookoutTrace", "LookoutDataFile", "LookoutOpenAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -92,6 +103,8 @@ let package = Package(
         .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth", "LookoutTestSupport"]),
         .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),
         .testTarget(name: "LookoutFuzzTargetsTests", dependencies: ["LookoutFuzzTargets"]),
+        .testTarget(
+            name: "LookoutOpenAPITests", dependencies: ["LookoutOpenAPI", "LookoutStore", "LookoutJSON"]),
         .testTarget(
             name: "LookoutPersistenceTests",
             dependencies: ["LookoutPersistence", "LookoutStore", "LookoutJSON", "LookoutTestSupport"]),

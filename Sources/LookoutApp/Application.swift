@@ -3,6 +3,7 @@ import LookoutAuth
 import LookoutDataFile
 import LookoutFeeds
 import LookoutHTTP
+import LookoutOpenAPI
 import LookoutPersistence
 import LookoutStore
 import LookoutTrace
@@ -109,7 +110,15 @@ public func buildApplication(
     try sessions.restore()
     TokenRoutes(login: login, tokens: tokens, sessions: sessions, users: users, now: now, logger: logger).register(
         in: &router)
-    CollectionRoutes(store: store, tokens: tokens).register(in: &router)
+    // Described and checked against the documents held at start (see APIDescription).
+    let description = APIDescription(store: store, maxWaitSeconds: configuration.maxWaitSeconds)
+    let shapes = Dictionary(uniqueKeysWithValues: description.collections.map { ($0.name, $0.shape) })
+    CollectionRoutes(store: store, tokens: tokens, shapes: shapes).register(in: &router)
+    do {
+        OpenAPIRoutes(document: try description.json()).register(in: &router)
+    } catch {
+        throw StartupError("the OpenAPI document: \(error)")
+    }
     WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
     let deadlines = DeadlineTimer()

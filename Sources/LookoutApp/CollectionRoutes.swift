@@ -2,6 +2,7 @@ import LookoutAuth
 import LookoutFeeds
 import LookoutHTTP
 import LookoutJSON
+import LookoutOpenAPI
 import LookoutStore
 import LookoutTrace
 
@@ -13,9 +14,15 @@ import LookoutTrace
 /// Reads see what their reader may (``ReadAccess``) of each collection they touch, the
 /// expanded ones included: a token holder every field, anyone else each collection's
 /// public fields. Registered after the seed app's routes, whose literal paths win.
+///
+/// Writes keep to each collection's shape as inferred at start (``DocumentShape``, what
+/// `GET /openapi.json` describes): a value of another type for a described field is 400
+/// `invalid_body`; fields the shape does not know may be added with any type.
 struct CollectionRoutes: Sendable {
     let store: Store
     let tokens: TokenService
+    /// Each collection's document shape, by name.
+    let shapes: [String: DocumentShape]
     /// Rendered lists, by grant, collection and query.
     let rendered = RenderCache<String>()
     /// Rendered documents, by grant, collection, id and query.
@@ -104,7 +111,8 @@ struct CollectionRoutes: Sendable {
     func create(_ context: RequestContext) throws -> PreparedWrite {
         let authorized = try authorizeWrite(context)
         let collection = context.pathParameters["collection"] ?? ""
-        return prepared(.create(collection: collection, document: try objectBody(context)), context, authorized) {
+        let document = try objectBody(context, collection)
+        return prepared(.create(collection: collection, document: document), context, authorized) {
             commit in
             var response = documentResponse(commit, status: 201, context: context)
             response.headers.add("Location", "/v1/\(collection)/\(commit.id)")
@@ -116,14 +124,15 @@ struct CollectionRoutes: Sendable {
         let authorized = try authorizeWrite(context)
         let (collection, id) = try target(context)
         return prepared(
-            .replace(collection: collection, id: id, document: try objectBody(context)), context, authorized
+            .replace(collection: collection, id: id, document: try objectBody(context, collection)), context, authorized
         ) { documentResponse($0, status: 200, context: context) }
     }
 
     func patch(_ context: RequestContext) throws -> PreparedWrite {
         let authorized = try authorizeWrite(context)
         let (collection, id) = try target(context)
-        return prepared(.patch(collection: collection, id: id, patch: try objectBody(context)), context, authorized) {
+        let patch = try objectBody(context, collection, patch: true)
+        return prepared(.patch(collection: collection, id: id, patch: patch), context, authorized) {
             documentResponse($0, status: 200, context: context)
         }
     }
@@ -183,10 +192,15 @@ struct CollectionRoutes: Sendable {
         return (collection, id)
     }
 
-    /// The body as a JSON object; `application/merge-patch+json` is accepted too.
-    private func objectBody(_ context: RequestContext) throws -> JSONObject {
+    /// The body as a JSON object that keeps to `collection`'s shape; `application/merge-patch+json`
+    /// is accepted too.
+    /// - Parameter patch: a merge patch, whose `null` removes a field whatever its type.
+    private func objectBody(_ context: RequestContext, _ collection: String, patch: Bool = false) throws -> JSONObject {
         guard case .object(let object) = try context.jsonBody() else {
             throw APIError.badRequest("invalid_body", "The body must be a JSON object.")
+        }
+        if let violation = shapes[collection]?.violation(in: object, removing: patch) {
+            throw APIError.badRequest("invalid_body", violation)
         }
         return object
     }

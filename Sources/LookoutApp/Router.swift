@@ -15,8 +15,9 @@ enum RouteHandler: Sendable {
 
 /// Matches a method and a path against a table of routes.
 ///
-/// Patterns are `/`-separated segments, literal or `{name}`. A path that matches only
-/// with other methods gives 405 with the methods it allows; `HEAD` is served by `GET`.
+/// Patterns are `/`-separated segments, literal or `{name}`. A path is matched to its most
+/// specific pattern first, then to the method: a pattern without the method gives 405
+/// with the methods it allows; `HEAD` is served by `GET`.
 struct Router: Sendable {
     enum Match {
         /// `pattern` indexes ``patterns``: the route as a metric label, never the raw path.
@@ -73,32 +74,35 @@ struct Router: Sendable {
         // "/a//b" and "/a/" name nothing here.
         guard path.first == "/", !parts.contains(where: \.isEmpty) || path == "/" else { return .notFound }
         let decoded = parts.map { QueryParameters.decode($0, plusIsSpace: false) }
-        // Of the routes for this method whose pattern matches, the most specific wins: a
-        // literal segment beats a parameter (/v1/info_feed before /v1/{collection}).
-        // Parameters are bound for the winner only: this runs on every request.
+        // The most specific pattern that matches the path wins, whatever the method: a
+        // literal segment beats a parameter (/v1/auth/login before /v1/{collection}/{id}),
+        // so PUT /v1/auth/login is 405, not a write to a collection named "auth". Then the
+        // method: a pattern without it is 405 with the methods it has. Parameters are
+        // bound for the winner only: this runs on every request.
         let lookup = method == "HEAD" ? "GET" : method
         var best: Int?
-        for index in routes.indices where routes[index].method == lookup {
+        for index in routes.indices {
             guard Self.matches(routes[index].segments, decoded) else { continue }
             if best == nil || Self.isMoreSpecific(routes[index].specificity, than: routes[best!].specificity) {
                 best = index
             }
         }
-        if let best {
-            let route = routes[best]
+        guard let best else { return .notFound }
+        let pattern = routes[best].pattern
+        if let route = routes.first(where: { $0.pattern == pattern && $0.method == lookup }) {
             let values = zip(route.segments, decoded).compactMap { $0.isParameter ? $1 : nil }
             return .found(
                 route.handler, parameters: PathParameters(names: route.parameterNames, values: values),
                 pattern: route.pattern)
         }
-        // Only now, for a 405: which methods this path does take.
+        // Only now, for a 405: which methods this pattern does take.
         var allowed: [String] = []
-        for route in routes where Self.matches(route.segments, decoded) {
+        for route in routes where route.pattern == pattern {
             for name in route.method == "GET" ? ["GET", "HEAD"] : [route.method] where !allowed.contains(name) {
                 allowed.append(name)
             }
         }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed)
+        return .methodNotAllowed(allowed)
     }
 
     /// Whether a pattern beats another at their first differing segment (literal over parameter).

@@ -25,10 +25,39 @@ struct ServerSentEvents: Sendable {
     /// How often an idle stream sends a comment line.
     let heartbeat: Duration
 
-    /// Whether `request` asks for a stream.
+    /// Whether `request` asks for a stream: a GET whose `Accept` names `text/event-stream`
+    /// and prefers it to JSON (RFC 9110 §12.5.1: a higher `q` than the most specific range
+    /// matching `application/json`, or JSON not acceptable at all). A browser's
+    /// `EventSource` sends `Accept: text/event-stream` alone. A client that accepts both at
+    /// the same quality, as a generated OpenAPI client lists every documented type, gets
+    /// the one JSON answer: a stream never ends, and it did not ask for one above all.
     static func isWanted(_ request: HTTPRequest) -> Bool {
         guard request.method == "GET", let accept = request.headers["Accept"] else { return false }
-        return accept.lowercased().contains(mediaType)
+        var stream: Double?
+        // The quality of application/json by the most specific range naming it (3, 2, 1).
+        var json: (specificity: Int, quality: Double) = (0, 0)
+        for range in accept.lowercased().split(separator: ",") {
+            let parts = range.split(separator: ";")
+            let type = (parts.first ?? "").trimmingSpaces()
+            var quality = 1.0
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1)
+                if pair.count == 2, pair[0].trimmingSpaces() == "q" {
+                    quality = Double(pair[1].trimmingSpaces()).map { min(max($0, 0), 1) } ?? 0
+                }
+            }
+            let specificity =
+                switch type {
+                case "application/json": 3
+                case "application/*": 2
+                case "*/*": 1
+                default: 0
+                }
+            if type == mediaType { stream = max(stream ?? 0, quality) }
+            if specificity > json.specificity { json = (specificity, quality) }
+        }
+        guard let stream, stream > 0 else { return false }
+        return stream > json.quality
     }
 
     /// `request` as the view sees it: a token in `?access_token=` moved into

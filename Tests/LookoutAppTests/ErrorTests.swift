@@ -46,6 +46,27 @@ struct ErrorTests {
         }
     }
 
+    /// Found by schemathesis: `PUT /v1/auth/login` matched `/v1/{collection}/{id}` and
+    /// answered 404 for a collection named "auth". A literal path wins whatever the method.
+    @Test("a literal path with another method is 405 with its own methods, not a collection's 404")
+    func literalPathWrongMethod() async throws {
+        try await withApp { app in
+            for (method, target, allow) in [
+                ("PUT", "/v1/auth/login", "POST"), ("GET", "/v1/auth/verify", "POST"),
+                ("DELETE", "/v1/auth/token", "POST"), ("PATCH", "/v1/auth/revoke", "POST"),
+                ("DELETE", "/v1/watch", "GET, HEAD, POST"), ("PUT", "/openapi.json", "GET, HEAD"),
+            ] {
+                let response = try await app.request(method, target)
+                #expect(response.status == 405, "\(method) \(target)")
+                #expect(response.header("Allow") == allow, "\(method) \(target)")
+                #expect(try errorCode(response) == "method_not_allowed")
+            }
+            // The collections' own routes are unchanged.
+            #expect(try await app.request("PUT", "/v1/nothing/1").status == 401)
+            #expect(try await app.request("GET", "/v1/galleries/1").status == 200)
+        }
+    }
+
     @Test("a body over the limit is 413")
     func payloadTooLarge() async throws {
         try await withApp(configure: { $0.http.maxBodyBytes = 4_096 }) { app in

@@ -57,6 +57,38 @@ struct EventStreamTests {
         }
     }
 
+    /// Found with the Swift client swift-openapi-generator makes from /openapi.json: it
+    /// sends `Accept: application/json, text/event-stream` (every type the document lists)
+    /// and got a stream that never ended. A stream is for a client that prefers one.
+    @Test("Accept: a stream only when text/event-stream is preferred to JSON; both alike answer JSON")
+    func acceptPrefersJSONAtEqualQuality() async throws {
+        try await withApp { app in
+            for accept in [
+                "application/json, text/event-stream", "text/event-stream, application/json", "*/*",
+                "text/event-stream;q=0.5, */*", "text/event-stream;q=0, application/json;q=0.1",
+                "application/*, text/event-stream",
+            ] {
+                let answer = try await app.request("GET", "/v1/galleries/3", headers: [("Accept", accept)])
+                #expect(answer.status == 200, "\(accept)")
+                #expect(answer.header("Content-Type") == "application/json; charset=utf-8", "\(accept)")
+            }
+            let port = app.port
+            for accept in [
+                "text/event-stream", "text/event-stream, application/json;q=0.9", "TEXT/EVENT-STREAM; q=1, */*;q=0.1",
+                "text/event-stream, image/png",
+            ] {
+                let head = try await offPool {
+                    let connection = try TestHTTPConnection(host: "127.0.0.1", port: port)
+                    defer { connection.close() }
+                    try connection.send(
+                        "GET /v1/galleries/3 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: \(accept)\r\n\r\n")
+                    return try connection.readHead()
+                }
+                #expect(head.header("Content-Type") == "text/event-stream; charset=utf-8", "\(accept)")
+            }
+        }
+    }
+
     @Test("Last-Event-ID resumes: nothing resent when current, the current rendering when behind")
     func resumes() async throws {
         try await withApp { app in

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs the generated client (examples/swift-client, built by `make example-client`) against
+# the debug server on demo data in a temp directory, and checks what it printed: a login
+# and the reviews listed with the token, private fields included.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+binary=.build/debug/lookout
+client=.build-client/debug/LookoutClientExample
+[ -x "$binary" ] || { echo "example-client: no server binary at $binary (swift build)" >&2; exit 1; }
+[ -x "$client" ] || { echo "example-client: no client at $client (make example-client)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/lookout-client.XXXXXX")
+server_pid=""
+cleanup() {
+    # Only the server this script started, by its id.
+    if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+: >"$work/server.log"
+"$binary" --port 0 --bind 127.0.0.1 --data-dir "$work/data" 2>"$work/server.log" &
+server_pid=$!
+port=""
+for _ in $(seq 500); do
+    port=$(sed -nE '/listening/ s/.*port=([0-9]+).*/\1/p' "$work/server.log" | head -n 1)
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { echo "example-client: the server did not start" >&2; exit 1; }
+    sleep 0.02
+done
+[ -n "$port" ] || { echo "example-client: the server logged no port" >&2; exit 1; }
+
+output=$(timeout 60 "$client" "http://127.0.0.1:$port")
+echo "$output"
+grep -q 'aki@example.com' <<<"$output" || { echo "example-client: FAIL: no private field in the list" >&2; exit 1; }
+echo "example-client: passed"
