@@ -79,8 +79,8 @@ public struct APIDescription: Sendable {
         revision of what the answer read). Send it back in `If-None-Match` or `since`, with \
         `wait=SECONDS`, and the request is held until something it read changes (200, with \
         `Lookout-Changed` naming the changed fields) or the wait ends (304).
-        - Event streams: every GET view sent with `Accept: text/event-stream` answers a \
-        stream instead: the current body as the first event's `data`, then one event per \
+        - Event streams: every GET view whose `Accept` prefers `text/event-stream` to JSON \
+        (as a browser's EventSource sends it) answers a stream instead: the current body as the first event's `data`, then one event per \
         change the reader can see; the event `id` is the cursor (`Last-Event-ID` resumes), \
         `event: end` ends it. A token may also go in `access_token` there.
         - Errors have one shape, `Error`; the OAuth endpoints answer RFC 6749's, `OAuthError`.
