@@ -51,13 +51,13 @@ fail() {
 "$binary" --port 0 --bind 127.0.0.1 --data-dir "$work/data" --max-wait 2 2>"$work/server.log" &
 server_pid=$!
 port=""
-for _ in $(seq 500); do
+for _ in $(seq 3000); do
     port=$(sed -nE '/listening/ s/.*port=([0-9]+).*/\1/p' "$work/server.log" | head -n 1)
     [ -n "$port" ] && break
     kill -0 "$server_pid" 2>/dev/null || { server_pid=""; fail "the server did not start"; }
     sleep 0.02
 done
-[ -n "$port" ] || fail "the server logged no listening port within 10 s"
+[ -n "$port" ] || fail "the server logged no listening port within 60 s"
 base=http://127.0.0.1:$port
 
 # A user of its own, an editor, made with the CLI as an operator would (a running server

@@ -22,7 +22,7 @@ trap cleanup EXIT
 "$binary" --port 0 --bind 127.0.0.1 --data-dir "$work/data" 2>"$work/server.log" &
 server_pid=$!
 port=""
-for _ in $(seq 500); do
+for _ in $(seq 3000); do
     port=$(sed -nE '/listening/ s/.*port=([0-9]+).*/\1/p' "$work/server.log" | head -n 1)
     [ -n "$port" ] && break
     kill -0 "$server_pid" 2>/dev/null || { echo "example-client: the server did not start" >&2; exit 1; }
