@@ -44,25 +44,21 @@ extension APIDescription {
                     Self.query("expand", .string, "A declared reference field to resolve, such as `category_id`."),
                 ] + Self.longPollParameters(maxWait: maxWaitSeconds),
                 responses: Self.view(document, list: false), security: Self.tokenOptional)
-            let replace = OpenAPI.Operation(
-                tags: ["collections"], summary: "Replace a document of \(name)",
-                operationId: "replace_\(name)", parameters: [Self.ifMatch],
-                requestBody: .init(content: Self.json(writeSchema(collection, patch: false)), required: true),
-                responses: Self.responses(
-                    Self.written(document, status: 200) + Self.errors([400, 401, 403, 404, 412, 413, 415, 503])),
-                security: Self.tokenRequired)
-            let patch = OpenAPI.Operation(
-                tags: ["collections"], summary: "Change fields of a document of \(name) (JSON merge patch)",
-                operationId: "patch_\(name)", parameters: [Self.ifMatch],
-                requestBody: .init(
-                    content: [
-                        .json: .b(OpenAPI.Content(schema: writeSchema(collection, patch: true))),
-                        .init(rawValue: "application/merge-patch+json")!: .b(
-                            OpenAPI.Content(schema: writeSchema(collection, patch: true))),
-                    ], required: true),
-                responses: Self.responses(
-                    Self.written(document, status: 200) + Self.errors([400, 401, 403, 404, 412, 413, 415, 503])),
-                security: Self.tokenRequired)
+            // A replacement and a merge patch answer alike; they differ in the body they take.
+            func change(_ verb: String, _ summary: String, body: OpenAPI.Content.Map) -> OpenAPI.Operation {
+                OpenAPI.Operation(
+                    tags: ["collections"], summary: summary, operationId: "\(verb)_\(name)",
+                    parameters: [Self.ifMatch], requestBody: .init(content: body, required: true),
+                    responses: Self.responses(
+                        Self.written(document, status: 200) + Self.errors([400, 401, 403, 404, 412, 413, 415, 503])),
+                    security: Self.tokenRequired)
+            }
+            let replace = change(
+                "replace", "Replace a document of \(name)", body: Self.json(writeSchema(collection, patch: false)))
+            let patchBody = OpenAPI.Content(schema: writeSchema(collection, patch: true))
+            let patch = change(
+                "patch", "Change fields of a document of \(name) (JSON merge patch)",
+                body: [.json: .b(patchBody), .init(rawValue: "application/merge-patch+json")!: .b(patchBody)])
             let delete = OpenAPI.Operation(
                 tags: ["collections"], summary: "Delete a document of \(name)",
                 operationId: "delete_\(name)", parameters: [Self.ifMatch],
