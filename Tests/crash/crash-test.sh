@@ -19,6 +19,8 @@ set -euo pipefail
 binary=${LOOKOUT_BIN:-.build/debug/lookout}
 [[ $binary == /* || -z ${LOOKOUT_BIN:-} ]] || binary=$PWD/$binary
 cd "$(dirname "$0")/../.."
+# shellcheck source=Tests/server-port.sh
+source Tests/server-port.sh
 
 cycles=${CYCLES:-20}
 writers=${WRITERS:-4}
@@ -69,17 +71,8 @@ start_server() {
     : >"$server_err"  # before the background shell opens it, so the loop below can read it
     "$binary" --port 0 --bind 127.0.0.1 --data-dir "$data" 2>"$server_err" &
     server_pid=$!
-    port=""
-    for _ in $(seq 500); do
-        port=$(sed -nE '/listening/ s/.*port=([0-9]+).*/\1/p' "$server_err" | head -n 1)
-        [ -n "$port" ] && break
-        if ! kill -0 "$server_pid" 2>/dev/null; then
-            server_pid=""
-            fail "the server did not start on $data"
-        fi
-        sleep 0.02
-    done
-    [ -n "$port" ] || fail "the server logged no listening port within 10 s"
+    port=$(server_port "$server_err" "$server_pid") ||
+        fail "the server on $data did not log a listening port within 60 s (or exited)"
 }
 
 kill_server() {

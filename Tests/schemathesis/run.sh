@@ -15,6 +15,8 @@ set -euo pipefail
 binary=${LOOKOUT_BIN:-.build/debug/lookout}
 [[ $binary == /* || -z ${LOOKOUT_BIN:-} ]] || binary=$PWD/$binary
 cd "$(dirname "$0")/../.."
+# shellcheck source=Tests/server-port.sh
+source Tests/server-port.sh
 
 st=$PWD/.build-py/bin/st
 [ -x "$binary" ] || { echo "schemathesis: no server binary at $binary (build first: swift build)" >&2; exit 1; }
@@ -50,14 +52,8 @@ fail() {
 : >"$work/server.log"
 "$binary" --port 0 --bind 127.0.0.1 --data-dir "$work/data" --max-wait 2 2>"$work/server.log" &
 server_pid=$!
-port=""
-for _ in $(seq 3000); do
-    port=$(sed -nE '/listening/ s/.*port=([0-9]+).*/\1/p' "$work/server.log" | head -n 1)
-    [ -n "$port" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { server_pid=""; fail "the server did not start"; }
-    sleep 0.02
-done
-[ -n "$port" ] || fail "the server logged no listening port within 60 s"
+port=$(server_port "$work/server.log" "$server_pid") ||
+    fail "the server did not log a listening port within 60 s (or exited)"
 base=http://127.0.0.1:$port
 
 # A user of its own, an editor, made with the CLI as an operator would (a running server

@@ -4,6 +4,8 @@
 # and the reviews listed with the token, private fields included.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=Tests/server-port.sh
+source Tests/server-port.sh
 binary=.build/debug/lookout
 client=.build-client/debug/LookoutClientExample
 [ -x "$binary" ] || { echo "example-client: no server binary at $binary (swift build)" >&2; exit 1; }
@@ -21,14 +23,8 @@ trap cleanup EXIT
 : >"$work/server.log"
 "$binary" --port 0 --bind 127.0.0.1 --data-dir "$work/data" 2>"$work/server.log" &
 server_pid=$!
-port=""
-for _ in $(seq 3000); do
-    port=$(sed -nE '/listening/ s/.*port=([0-9]+).*/\1/p' "$work/server.log" | head -n 1)
-    [ -n "$port" ] && break
-    kill -0 "$server_pid" 2>/dev/null || { echo "example-client: the server did not start" >&2; exit 1; }
-    sleep 0.02
-done
-[ -n "$port" ] || { echo "example-client: the server logged no port" >&2; exit 1; }
+port=$(server_port "$work/server.log" "$server_pid") ||
+    { echo "example-client: the server did not log a listening port within 60 s (or exited)" >&2; exit 1; }
 
 output=$(timeout 60 "$client" "http://127.0.0.1:$port")
 echo "$output"
