@@ -53,6 +53,8 @@ struct OpenAPITests {
             let error = try wrong.json["error"]
             #expect(error?["code"]?.stringValue == "invalid_body")
             #expect(error?["message"]?.stringValue?.contains("'title' must be string") == true)
+            // Nothing of a refused write is kept.
+            #expect(try await app.request("GET", "/v1/galleries/1").json["title"]?.stringValue != nil)
             let replaced = try await app.request(
                 "PUT", "/v1/pickup_feeds/1", headers: editor, body: #"{"shop_name":"x","rating":"five"}"#)
             #expect(replaced.status == 400)
@@ -67,7 +69,7 @@ struct OpenAPITests {
             #expect(removed.status == 200)
             let rating = try await app.request("PATCH", "/v1/pickup_feeds/1", headers: editor, body: #"{"rating":4}"#)
             #expect(rating.status == 200)
-            // Nothing of a refused write was kept.
+            // The patch's null removed the field.
             #expect(try await app.request("GET", "/v1/galleries/1").json["title"] == nil)
         }
     }
