@@ -13,7 +13,8 @@
 //   become ready together waited for the next event or the idle timeout (HTTPServerTests
 //   "a full epoll batch");
 // - accepting here, one thread woken per connection (EPOLLEXCLUSIVE), keeps the shards from
-//   all waking for each new connection, and applies the per-client limit once for all.
+//   all waking for each new connection, and applies the per-client limit once for all;
+//   the thread that accepts hands the connection to the thread holding the fewest.
 
 #define _GNU_SOURCE  // pthread_setname_np, accept4
 #include "lk_server.h"
@@ -153,7 +154,7 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         lk_guard_conn *guard = lk_guard_open(loop, connection);
         *socket_context = guard;
-        thread->connections++;
+        atomic_fetch_add_explicit(&thread->connections, 1, memory_order_relaxed);
         loop->connections++;
         if (guard == NULL) {
             // Unguarded bytes must never reach libmicrohttpd: close it unread.
@@ -166,9 +167,9 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
         }
         return;
     }
-    thread->connections--;
+    unsigned int held = atomic_fetch_sub_explicit(&thread->connections, 1, memory_order_relaxed) - 1;
     loop->connections--;
-    if (thread->connections < thread->connection_limit && thread->listen_again_ms == 0) {
+    if (held < thread->connection_limit && thread->listen_again_ms == 0) {
         lk_thread_listen(thread, 1);
     }
     lk_guard_conn *guard = *socket_context;
@@ -196,10 +197,107 @@ static lk_loop *lk_thread_pick(lk_thread *thread) {
     return best;
 }
 
-// Accepts what is waiting, up to a batch, and hands each connection to a shard.
+// A connection accepted by one thread for another, with its client's reservation.
+struct lk_handoff {
+    struct lk_handoff *next;
+    int fd;
+    socklen_t length;
+    struct sockaddr_storage address;
+    int has_reservation;
+    lk_client_key reservation;
+};
+
+// Connections a thread holds or has been handed.
+static unsigned int lk_thread_load(lk_thread *thread) {
+    return atomic_load_explicit(&thread->connections, memory_order_relaxed) +
+           atomic_load_explicit(&thread->incoming, memory_order_relaxed);
+}
+
+// The thread to take the next connection: the one holding the fewest, `self` on a tie;
+// NULL when every thread is at its limit.
+static lk_thread *lk_server_pick(lk_thread *self) {
+    lk_mhd_server *server = self->server;
+    unsigned int best_load = lk_thread_load(self);
+    lk_thread *best = best_load < self->connection_limit ? self : NULL;
+    for (unsigned int index = 0; index < server->thread_count; index++) {
+        lk_thread *other = &server->threads[index];
+        if (other == self) continue;
+        unsigned int load = lk_thread_load(other);
+        if (load < other->connection_limit && (best == NULL || load < best_load)) {
+            best = other;
+            best_load = load;
+        }
+    }
+    return best;
+}
+
+// Hands an accepted connection to one of this thread's daemons; its reservation, if it
+// has one, is taken by the connection-started notice inside, or released here.
+static void lk_thread_add(lk_thread *thread, int fd, const struct sockaddr_storage *address, socklen_t length,
+                          int has_reservation, const lk_client_key *reservation) {
+    thread->has_reservation = has_reservation;
+    if (has_reservation) thread->reservation = *reservation;
+    // On failure libmicrohttpd has closed the socket.
+    (void)MHD_add_connection(lk_thread_pick(thread)->daemon, fd, (const struct sockaddr *)address, length);
+    if (thread->has_reservation) {
+        lk_clients_remove(&thread->server->clients, &thread->reservation);
+        thread->has_reservation = 0;
+    }
+}
+
+// Adds the connections other threads accepted for this one.
+static void lk_thread_take_handoffs(lk_thread *thread) {
+    struct lk_handoff *node = atomic_exchange_explicit(&thread->handoffs, NULL, memory_order_acquire);
+    while (node != NULL) {
+        struct lk_handoff *next = node->next;
+        lk_thread_add(thread, node->fd, &node->address, node->length, node->has_reservation, &node->reservation);
+        atomic_fetch_sub_explicit(&thread->incoming, 1, memory_order_relaxed);
+        free(node);
+        node = next;
+    }
+}
+
+// Closes the connections handed to a thread that has stopped, releasing their reservations.
+static void lk_thread_drop_handoffs(lk_thread *thread) {
+    struct lk_handoff *node = atomic_exchange_explicit(&thread->handoffs, NULL, memory_order_acquire);
+    while (node != NULL) {
+        struct lk_handoff *next = node->next;
+        if (node->has_reservation) lk_clients_remove(&thread->server->clients, &node->reservation);
+        close(node->fd);
+        free(node);
+        node = next;
+    }
+}
+
+// Posts an accepted connection to `target`; -1 when out of memory (nothing posted).
+static int lk_thread_hand(lk_thread *target, int fd, const struct sockaddr_storage *address, socklen_t length,
+                          int has_reservation, const lk_client_key *reservation) {
+    struct lk_handoff *node = malloc(sizeof(*node));
+    if (node == NULL) return -1;
+    *node = (struct lk_handoff){.fd = fd, .length = length, .address = *address, .has_reservation = has_reservation};
+    if (has_reservation) node->reservation = *reservation;
+    atomic_fetch_add_explicit(&target->incoming, 1, memory_order_relaxed);
+    node->next = atomic_load_explicit(&target->handoffs, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&target->handoffs, &node->next, node, memory_order_release,
+                                                  memory_order_relaxed)) {
+    }
+    lk_thread_wake(target);
+    return 0;
+}
+
+// Accepts what is waiting, up to a batch, and hands each connection to the thread holding
+// the fewest. Whichever thread the kernel wakes accepts (EPOLLEXCLUSIVE), often the same
+// one for a burst of connections: without the hand-off the threads' shares were uneven,
+// and a write waking every held poll waited for the thread holding the most.
 static void lk_thread_accept(lk_thread *thread) {
     lk_mhd_server *server = thread->server;
-    for (int count = 0; count < LK_ACCEPT_BATCH && thread->connections < thread->connection_limit; count++) {
+    for (int count = 0; count < LK_ACCEPT_BATCH; count++) {
+        lk_thread *target = lk_server_pick(thread);
+        if (target == NULL) {
+            // Every thread is full: a connection closing on this one listens again.
+            lk_thread_listen(thread, 0);
+            return;
+        }
         struct sockaddr_storage address;
         socklen_t length = sizeof(address);
         int fd = accept4(server->listen_fd, (struct sockaddr *)&address, &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -214,25 +312,16 @@ static void lk_thread_accept(lk_thread *thread) {
             return;
         }
         lk_client_key key;
-        thread->has_reservation = server->clients.limit > 0 &&
-                                  lk_client_key_of((struct sockaddr *)&address, length, &key);
-        if (thread->has_reservation) {
-            if (!lk_clients_add(&server->clients, &key)) {
-                thread->has_reservation = 0;
-                close(fd);
-                continue;
-            }
-            thread->reservation = key;
+        int has_reservation = server->clients.limit > 0 &&
+                              lk_client_key_of((struct sockaddr *)&address, length, &key);
+        if (has_reservation && !lk_clients_add(&server->clients, &key)) {
+            close(fd);
+            continue;
         }
-        // The connection-started notice, inside, takes the reservation; on failure
-        // libmicrohttpd has closed the socket.
-        (void)MHD_add_connection(lk_thread_pick(thread)->daemon, fd, (struct sockaddr *)&address, length);
-        if (thread->has_reservation) {
-            lk_clients_remove(&server->clients, &thread->reservation);
-            thread->has_reservation = 0;
+        if (target == thread || lk_thread_hand(target, fd, &address, length, has_reservation, &key) != 0) {
+            lk_thread_add(thread, fd, &address, length, has_reservation, &key);
         }
     }
-    if (thread->connections >= thread->connection_limit) lk_thread_listen(thread, 0);
 }
 
 static void lk_thread_quiesce(lk_thread *thread) {
@@ -283,7 +372,10 @@ static void *lk_thread_run(void *argument) {
                 timeout = lk_sooner(timeout, (long long)(thread->listen_again_ms - now));
             }
         }
-        if (atomic_load_explicit(&thread->tasks, memory_order_relaxed) != NULL) timeout = 0;
+        if (atomic_load_explicit(&thread->tasks, memory_order_relaxed) != NULL ||
+            atomic_load_explicit(&thread->handoffs, memory_order_relaxed) != NULL) {
+            timeout = 0;
+        }
         uint64_t clock_ms = lk_clock_ms();
         for (unsigned int index = 0; index < thread->loop_count; index++) {
             lk_loop *loop = &thread->loops[index];
@@ -321,7 +413,9 @@ static void *lk_thread_run(void *argument) {
                 thread->loops[tag - LK_EVENT_LOOP].ready = 1;
             }
         }
-        // After the wake flag is cleared: a task posted later wakes the thread again.
+        // After the wake flag is cleared: a task or connection posted later wakes the
+        // thread again.
+        lk_thread_take_handoffs(thread);
         lk_thread_run_tasks(thread);
         clock_ms = lk_clock_ms();
         for (unsigned int index = 0; index < thread->loop_count; index++) {
@@ -416,6 +510,7 @@ static void lk_server_free(lk_mhd_server *server) {
     if (server->listen_fd >= 0) close(server->listen_fd);
     for (unsigned int index = 0; index < server->thread_count; index++) {
         lk_thread *thread = &server->threads[index];
+        lk_thread_drop_handoffs(thread);
         if (server->config.on_tasks != NULL) lk_thread_run_tasks(thread);
         for (unsigned int shard = 0; thread->loops != NULL && shard < thread->loop_count; shard++) {
             if (thread->loops[shard].daemon != NULL) MHD_stop_daemon(thread->loops[shard].daemon);
@@ -518,6 +613,9 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         thread->wake_fd = -1;
         thread->epoll_fd = -1;
         atomic_init(&thread->wake_pending, 0);
+        atomic_init(&thread->connections, 0);
+        atomic_init(&thread->incoming, 0);
+        atomic_init(&thread->handoffs, NULL);
     }
     server->listen_fd = lk_listen(server, error, error_size);
     if (server->listen_fd < 0) {
@@ -571,6 +669,11 @@ void lk_mhd_quiesce(lk_mhd_server *server) {
 
 unsigned int lk_mhd_suspended_count(const lk_mhd_server *server) {
     return atomic_load(&((lk_mhd_server *)server)->suspended);
+}
+
+unsigned int lk_mhd_thread_connections(const lk_mhd_server *server, unsigned int thread) {
+    if (thread >= server->thread_count) return 0;
+    return atomic_load(&((lk_mhd_server *)server)->threads[thread].connections);
 }
 
 void lk_mhd_stop(lk_mhd_server *server) {

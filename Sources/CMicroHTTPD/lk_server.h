@@ -39,8 +39,11 @@ typedef struct lk_loop {
     lk_guard_conn *deadlines;
 } lk_loop;
 
-// One event loop thread: it accepts connections, hands each to one of its daemons, and
-// runs them.
+// A connection accepted by one thread for another (lk_server.c, lk_thread_accept).
+struct lk_handoff;
+
+// One event loop thread: it accepts connections, hands each to the thread holding the
+// fewest and there to one of its daemons, and runs them.
 struct lk_thread {
     lk_mhd_server *server;
     pthread_t thread;
@@ -52,7 +55,11 @@ struct lk_thread {
     int listening;  // the listening socket is in epoll_fd
     int quiesced;
     uint64_t listen_again_ms;  // after running out of descriptors: when to try accepting again
-    unsigned int connections;
+    // Its connections (changed on this thread only; read by the others to pick one), and
+    // those handed to it and not yet added.
+    atomic_uint connections;
+    atomic_uint incoming;
+    _Atomic(struct lk_handoff *) handoffs;  // newest first
     unsigned int connection_limit;
     // The connection being handed to a daemon, counted against its client.
     int has_reservation;

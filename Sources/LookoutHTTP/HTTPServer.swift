@@ -57,6 +57,14 @@ public final class HTTPServer: Sendable {
     public var suspendedCount: Int { core.suspended.count }
     /// Event streams open (``HTTPReply/stream(head:source:)``).
     public var streamCount: Int { core.streams.count }
+    /// Open connections held by each event-loop thread, over every bound address.
+    public var connectionsPerThread: [Int] {
+        daemons.withLock { state in
+            (0..<configuration.threadCount).map { thread in
+                state.pointers.reduce(0) { $0 + Int(lk_mhd_thread_connections($1, UInt32(thread))) }
+            }
+        }
+    }
 
     /// Binds every configured address and starts serving.
     /// - Precondition: called once.

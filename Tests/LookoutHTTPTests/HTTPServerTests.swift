@@ -305,6 +305,24 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("connections are split evenly between the threads, whichever thread the kernel wakes to accept them")
+    func connectionsBalanced() throws {
+        try withServer({ $0.threadCount = 3 }) { server, _ in
+            // One after another, each answered before the next opens: the kernel tends to
+            // wake the same thread for each, which must hand most of them on.
+            let connections = try (0..<61).map { _ in
+                let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                #expect(try connection.request("GET", "/echo").status == 200)
+                return connection
+            }
+            #expect(server.connectionsPerThread.sorted() == [20, 20, 21])
+            // Held ones too: every answer still reaches its own connection.
+            for (index, connection) in connections.enumerated() {
+                #expect(try connection.request("GET", "/echo?n=\(index)").header("X-Target") == "/echo?n=\(index)")
+            }
+        }
+    }
+
     @Test("listens on 127.0.0.1 and ::1 with one port")
     func dualStack() throws {
         try withServer({ $0.bindAddresses = ["127.0.0.1", "::1"] }) { server, _ in

@@ -100,6 +100,9 @@ void lk_mhd_quiesce(lk_mhd_server *server);
 /// Requests suspended and not yet completed (answered and sent, or failed).
 unsigned int lk_mhd_suspended_count(const lk_mhd_server *server);
 
+/// Connections held by event-loop thread `thread` (from 0), or 0 past the last.
+unsigned int lk_mhd_thread_connections(const lk_mhd_server *server, unsigned int thread);
+
 /// Stops the daemon and frees it.
 /// - Precondition: every suspended request has been answered (lk_mhd_suspended_count is 0);
 ///   stopping with suspended connections is an API violation in libmicrohttpd.
