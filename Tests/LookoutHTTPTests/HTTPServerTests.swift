@@ -305,18 +305,21 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("connections are split evenly between the threads, whichever thread the kernel wakes to accept them")
+    @Test("connections are spread over the threads, whichever thread the kernel wakes to accept them")
     func connectionsBalanced() throws {
         try withServer({ $0.threadCount = 3 }) { server, _ in
             // One after another, each answered before the next opens: the kernel tends to
-            // wake the same thread for each, which must hand most of them on.
-            let connections = try (0..<61).map { _ in
+            // wake the same thread for each, which must hand most of them on once it holds
+            // 16 more than another (lk_server.c, LK_BALANCE_SLACK).
+            let connections = try (0..<91).map { _ in
                 let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
                 #expect(try connection.request("GET", "/echo").status == 200)
                 return connection
             }
-            #expect(server.connectionsPerThread.sorted() == [20, 20, 21])
-            // Held ones too: every answer still reaches its own connection.
+            let split = server.connectionsPerThread
+            #expect(split.reduce(0, +) == 91)
+            #expect(split.max()! - split.min()! <= 16, "split \(split)")
+            // Every answer still reaches its own connection.
             for (index, connection) in connections.enumerated() {
                 #expect(try connection.request("GET", "/echo?n=\(index)").header("X-Target") == "/echo?n=\(index)")
             }
