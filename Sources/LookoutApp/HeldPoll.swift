@@ -155,7 +155,11 @@ final class HeldPoll: Sendable {
             return nil
         }
         let (same, names) = state.withLock { state in
-            for name in changed where !state.changed.contains(name) { state.changed.append(name) }
+            if state.changed.isEmpty && changed.count <= 1 {
+                state.changed = changed  // the first wake's one key: shared, not copied
+            } else {
+                for name in changed where !state.changed.contains(name) { state.changed.append(name) }
+            }
             let same = view.hasSameContent(as: state.view) && !view.reads.keys.isEmpty
             state.view = view
             return (same, state.changed)
@@ -179,7 +183,12 @@ final class HeldPoll: Sendable {
         cancelDeadline()
         // What the answer is made of: the cached rendering (its key and revision name its
         // bytes), the epoch in its ETag, and the changed keys.
-        let key = [name, String(view.revision), epoch] + changed
+        var key: [String] = []
+        key.reserveCapacity(3 + changed.count)
+        key.append(name)
+        key.append(String(view.revision))
+        key.append(epoch)
+        key.append(contentsOf: changed)
         if held.respond(sharing: key, { fresh.response(requestID: nil) }) { counted(200) }
     }
 

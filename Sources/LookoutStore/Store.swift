@@ -400,7 +400,7 @@ public final class Store: Sendable {
 
     /// Names of interned keys, for an `.alreadyChanged` registration.
     public func names(of keys: [FieldRegistrar.Key]) -> [String] {
-        interner.withLock { interner in keys.map { interner.key(for: $0).description } }
+        interner.withLock { $0.names(of: keys) }
     }
 
     /// Stops a wait before it is woken.
@@ -434,7 +434,14 @@ struct KeyInterner {
         return id
     }
 
-    func key(for id: Int) -> StoreKey {
-        keys[id]
+    /// The last keys named and their names: a write that wakes many waits on the same
+    /// keys names them once, and every wait gets the same array.
+    private var lastNamed: (keys: [Int], names: [String]) = ([], [])
+
+    mutating func names(of ids: [Int]) -> [String] {
+        if ids == lastNamed.keys { return lastNamed.names }
+        let names = ids.map { keys[$0].description }
+        lastNamed = (ids, names)
+        return names
     }
 }
