@@ -144,8 +144,12 @@ final class ResumeBatch: Sendable {
     static let postChunk = 64
 
     private let handles = Mutex<[SuspendedRequest.Handle]>([])
-    /// Responses shared in this batch, by what names their bytes.
-    private let responses = Mutex<[[String]: SharedResponse]>([:])
+    /// Responses shared in this batch, by what names their bytes; the last one asked
+    /// for is found without hashing its key (a fan-out asks for one, thousands of times).
+    private let responses = Mutex<
+        (byKey: [[String]: SharedResponse], last: (key: [String], response: SharedResponse)?)
+    >(
+        ([:], nil))
     /// Work for other loops not yet posted.
     private let posts = Mutex<[(loop: EventLoop, work: [@Sendable () -> Void])]>([])
 
@@ -171,9 +175,18 @@ final class ResumeBatch: Sendable {
     /// The response shared under `key` in this batch, made by `make` the first time;
     /// nil when out of memory.
     func shared(_ key: [String], _ make: () -> HTTPResponse) -> SharedResponse? {
-        if let shared = responses.withLock({ $0[key] }) { return shared }
+        let known = responses.withLock { responses -> SharedResponse? in
+            if let last = responses.last, last.key == key { return last.response }
+            guard let found = responses.byKey[key] else { return nil }
+            responses.last = (key, found)
+            return found
+        }
+        if let known { return known }
         guard let shared = SharedResponse(make()) else { return nil }
-        responses.withLock { $0[key] = shared }
+        responses.withLock {
+            $0.byKey[key] = shared
+            $0.last = (key, shared)
+        }
         return shared
     }
 
@@ -189,29 +202,53 @@ final class ResumeBatch: Sendable {
 }
 
 /// The suspended requests of one server, so that shutdown can answer each of them.
+///
+/// A request's id is its slot, and a freed slot is used again: inserting and removing are
+/// an array store, not a hash (they happen for every held poll, and a fan-out removes
+/// thousands at once).
 final class SuspendedRequests: Sendable {
-    private let requests = Mutex<[UInt64: SuspendedRequest]>([:])
-    private let nextID = Atomic<UInt64>(0)
+    private struct Slots {
+        var requests: [SuspendedRequest?] = []
+        var free: [UInt64] = []
+        var count = 0
+    }
 
+    private let slots = Mutex(Slots())
+
+    /// An id for a request about to be inserted.
     func makeID() -> UInt64 {
-        nextID.add(1, ordering: .relaxed).newValue
+        slots.withLock { slots in
+            if let id = slots.free.popLast() { return id }
+            slots.requests.append(nil)
+            return UInt64(slots.requests.count - 1)
+        }
     }
 
     func insert(_ request: SuspendedRequest) {
-        requests.withLock { $0[request.id] = request }
+        slots.withLock { slots in
+            slots.requests[Int(request.id)] = request
+            slots.count += 1
+        }
     }
 
     func remove(_ id: UInt64) {
-        _ = requests.withLock { $0.removeValue(forKey: id) }
+        // Released outside the lock.
+        _ = slots.withLock { slots -> SuspendedRequest? in
+            guard let request = slots.requests[Int(id)] else { return nil }
+            slots.requests[Int(id)] = nil
+            slots.count -= 1
+            slots.free.append(id)
+            return request
+        }
     }
 
     var count: Int {
-        requests.withLock { $0.count }
+        slots.withLock { $0.count }
     }
 
     /// Answers every held wait with its shutdown response; work in progress answers itself.
     func endWaits() {
-        let held = requests.withLock { $0.values.filter(\.endsAtShutdown) }
+        let held = slots.withLock { $0.requests.compactMap { $0 }.filter(\.endsAtShutdown) }
         for request in held {
             request.respond(request.onShutdown())
         }
