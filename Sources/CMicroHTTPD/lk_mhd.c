@@ -53,6 +53,7 @@ struct lk_mhd_request {
     struct MHD_Response *response;
     lk_mhd_shared *shared;  // when `response` is a shared one's: the reference this request holds
     unsigned int status;
+    size_t head_used;  // of the connection's memory pool (lk_head_used)
     uint64_t received_ns;  // when tracing
     _Atomic uint64_t trace_tag;
 };
@@ -127,20 +128,27 @@ static size_t lk_head_bytes(const lk_mhd_header *headers, size_t header_count) {
     return bytes;
 }
 
-// Whether a response head of `head_bytes` fits what is left of the connection's memory
-// pool. libmicrohttpd writes the response's head into the pool, after shrinking its read
-// buffer to the request head it holds, beside a 64-byte record per field
-// (connection.c: connection_switch_from_recv_to_send, build_header_response); a head that
-// does not fit makes it close the connection without an answer.
-static int lk_head_fits(const lk_mhd_request *request, size_t head_bytes) {
+// What of the connection's memory pool the request holds once its answer is being written:
+// libmicrohttpd writes the response's head into the pool, after shrinking its read buffer
+// to the request head it holds, beside a 64-byte record per field
+// (connection.c: connection_switch_from_recv_to_send, build_header_response). Worked out
+// once, on the connection's thread, before the handler runs: the request does not change
+// after, and an answer may be given from any thread.
+static size_t lk_head_used(const lk_mhd_request *request) {
     size_t pool = request->server->connection_memory;
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(request->connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     size_t head = info != NULL ? info->header_size : pool;
     int fields = MHD_get_connection_values(
         request->connection, MHD_HEADER_KIND | MHD_GET_ARGUMENT_KIND | MHD_FOOTER_KIND, NULL, NULL);
-    size_t used = (head + 15) / 16 * 16 + 64 * (size_t)(fields > 0 ? fields : 0) + 64;
-    return used < pool && head_bytes <= pool - used;
+    return (head + 15) / 16 * 16 + 64 * (size_t)(fields > 0 ? fields : 0) + 64;
+}
+
+// Whether a response head of `head_bytes` fits what is left of the connection's memory
+// pool; a head that does not fit makes libmicrohttpd close the connection without an answer.
+static int lk_head_fits(const lk_mhd_request *request, size_t head_bytes) {
+    size_t pool = request->server->connection_memory;
+    return request->head_used < pool && head_bytes <= pool - request->head_used;
 }
 
 // The answer when the real one's header fields would not fit: a short JSON error.
@@ -221,6 +229,7 @@ static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     lk_mhd_server *server = request->server;
     if (request->guard != NULL) request->fault = lk_guard_fault(request->guard, request->number);
     if (lk_trace_hook != NULL) request->received_ns = lk_now_ns();
+    request->head_used = lk_head_used(request);
     atomic_store(&request->state, LK_HANDLING);
     server->config.handler(server->config.context, request);
     int state = atomic_load(&request->state);
