@@ -42,8 +42,8 @@ typedef struct lk_loop {
 // A connection accepted by one thread for another (lk_server.c, lk_thread_accept).
 struct lk_handoff;
 
-// One event loop thread: it accepts connections, hands each to the thread holding the
-// fewest and there to one of its daemons, and runs them.
+// One event loop thread: it accepts connections, keeps each or hands it to a thread holding
+// fewer (lk_server_pick), gives those it holds to its daemons, and runs them.
 struct lk_thread {
     lk_mhd_server *server;
     pthread_t thread;

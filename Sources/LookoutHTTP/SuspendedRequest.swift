@@ -144,12 +144,15 @@ final class ResumeBatch: Sendable {
     static let postChunk = 64
 
     private let handles = Mutex<[SuspendedRequest.Handle]>([])
-    /// Responses shared in this batch, by what names their bytes; the last one asked
-    /// for is found without hashing its key (a fan-out asks for one, thousands of times).
-    private let responses = Mutex<
-        (byKey: [[String]: SharedResponse], last: (key: [String], response: SharedResponse)?)
-    >(
-        ([:], nil))
+    /// Responses shared in this batch, by what names their bytes.
+    private struct SharedResponses {
+        var byKey: [[String]: SharedResponse] = [:]
+        /// The last one asked for, found without hashing its key: a fan-out asks for one,
+        /// thousands of times.
+        var last: (key: [String], response: SharedResponse)?
+    }
+
+    private let responses = Mutex(SharedResponses())
     /// Work for other loops not yet posted.
     private let posts = Mutex<[(loop: EventLoop, work: [@Sendable () -> Void])]>([])
 
