@@ -398,7 +398,8 @@ public final class Store: Sendable {
         }
     }
 
-    /// Names of interned keys, for an `.alreadyChanged` registration.
+    /// Names of interned keys: for a wake, and for an `.alreadyChanged` registration. The last
+    /// list named is kept (``KeyInterner``), so a write waking many waits names its keys once.
     public func names(of keys: [FieldRegistrar.Key]) -> [String] {
         interner.withLock { $0.names(of: keys) }
     }
