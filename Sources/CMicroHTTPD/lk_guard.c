@@ -117,6 +117,7 @@ static void lk_guard_set_deadline(lk_guard_conn *conn, uint64_t deadline_ms) {
         conn->next = conn->loop->deadlines;
         if (conn->next != NULL) conn->next->previous = conn;
         conn->loop->deadlines = conn;
+        lk_loop_guard(conn->loop);
     }
     conn->deadline_ms = deadline_ms;
 }

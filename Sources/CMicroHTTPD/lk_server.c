@@ -1,13 +1,14 @@
 // The event loops of one server and its life: start, quiesce, stop.
 //
 // Each thread runs an epoll loop of its own over the shared listening socket, an eventfd
-// that other threads wake it with, and several libmicrohttpd daemons of its own, its
-// shards. It accepts connections itself and hands each to the shard holding the fewest
-// (MHD_add_connection), and calls MHD_run, which never blocks, for each shard with
-// something to do. Why not libmicrohttpd's own loops:
-// - a resume makes libmicrohttpd 0.9.75 walk every suspended connection of the daemon: with
-//   10,000 held long-polls on one daemon that walk was most of a selective wake; spread over
-//   shards, each walk covers a fraction;
+// that other threads wake it with, and libmicrohttpd daemons of its own, its shards: one
+// more for each 32 connections it holds, up to 256. It accepts connections itself and hands
+// each to the shard holding the fewest (MHD_add_connection), and calls MHD_run, which never
+// blocks, for each shard with something to do, found in bit sets rather than by visiting
+// every shard. Why not libmicrohttpd's own loops:
+// - a resume makes libmicrohttpd 0.9.75 walk every suspended connection of the daemon, a
+//   cache miss each: with 10,000 held long-polls on one daemon that walk was most of a
+//   selective wake; spread over shards of ~32, each walk covers a few;
 // - its internal loop takes at most 128 events per epoll_wait and, when it gets exactly 128,
 //   waits again with its full timeout before handling them, so a burst of 128 requests that
 //   become ready together waited for the next event or the idle timeout (HTTPServerTests
@@ -37,7 +38,7 @@ enum {
     LK_EVENT_WAKE = 1,
     LK_EVENT_LOOP = 2,  // + the loop's index
     LK_ACCEPT_BATCH = 64,
-    LK_DEFAULT_DAEMONS_PER_THREAD = 8,
+    LK_CONNECTIONS_PER_DAEMON = 32,
     LK_BALANCE_SLACK = 16,
 };
 
@@ -53,23 +54,72 @@ static void lk_thread_wake(lk_thread *thread) {
     }
 }
 
+static uint64_t lk_bit(unsigned int index) {
+    return UINT64_C(1) << (index % 64);
+}
+
 void lk_loop_wake(lk_loop *loop) {
-    if (loop->thread == lk_running_thread) {
-        loop->run_again = 1;
+    lk_thread *thread = loop->thread;
+    if (thread == lk_running_thread) {
+        thread->run_again[loop->index / 64] |= lk_bit(loop->index);
         return;
     }
-    atomic_store(&loop->resumed, 1);
-    lk_thread_wake(loop->thread);
+    atomic_fetch_or(&thread->resumed[loop->index / 64], lk_bit(loop->index));
+    lk_thread_wake(thread);
+}
+
+void lk_loop_guard(lk_loop *loop) {
+    loop->thread->guarded[loop->index / 64] |= lk_bit(loop->index);
+}
+
+// The first daemon in `set` at or after `from`; LK_MAX_DAEMONS_PER_THREAD for none. A loop
+// over a set with it sees the bits set ahead of where it is, as a loop over every daemon
+// testing each one's flag would.
+static unsigned int lk_set_next(const uint64_t *set, unsigned int from) {
+    for (unsigned int word = from / 64; word < LK_LOOP_SET_WORDS; word++) {
+        uint64_t bits = set[word];
+        if (word == from / 64) bits &= ~UINT64_C(0) << (from % 64);
+        if (bits != 0) return word * 64 + (unsigned int)__builtin_ctzll(bits);
+    }
+    return LK_MAX_DAEMONS_PER_THREAD;
+}
+
+#define LK_FOR_EACH(index, set) \
+    for (unsigned int index = lk_set_next(set, 0); index < LK_MAX_DAEMONS_PER_THREAD; index = lk_set_next(set, index + 1))
+
+// Milliseconds on the clock libmicrohttpd keeps its timeouts by.
+static uint64_t lk_clock_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+// Asks libmicrohttpd when it next wants the daemon run, for its own timeouts or work it has
+// pending. What it answers from (its pending flags, its ready list, its timeout lists)
+// changes only inside MHD_run and MHD_add_connection, so it is asked after each of those,
+// not on every pass of the thread's loop over all its daemons. Work pending now makes it
+// run on the next pass; a time makes the thread's earliest due time no later.
+static void lk_loop_update_due(lk_loop *loop) {
+    lk_thread *thread = loop->thread;
+    MHD_UNSIGNED_LONG_LONG next = 0;
+    loop->due_ms = 0;
+    if (MHD_get_timeout(loop->daemon, &next) != MHD_YES) return;
+    if (next == 0) {
+        thread->run_again[loop->index / 64] |= lk_bit(loop->index);
+        return;
+    }
+    loop->due_ms = lk_clock_ms() + (next > INT_MAX ? INT_MAX : (uint64_t)next);
+    if (thread->due_ms == 0 || loop->due_ms < thread->due_ms) thread->due_ms = loop->due_ms;
 }
 
 // Runs a daemon once, and at once again when that run queued a resumed request's answer,
 // which libmicrohttpd writes only on its next run.
 static void lk_loop_run(lk_loop *loop) {
-    loop->ready = 0;
-    loop->run_again = 0;
+    loop->thread->run_again[loop->index / 64] &= ~lk_bit(loop->index);
     loop->answer_queued = 0;
     MHD_run(loop->daemon);
     if (loop->answer_queued) MHD_run(loop->daemon);
+    lk_loop_update_due(loop);
 }
 
 void lk_loop_send_woken(lk_loop *current) {
@@ -79,9 +129,8 @@ void lk_loop_send_woken(lk_loop *current) {
     // across daemons, and the handler that woke the polls has returned. Not deeper than
     // one level: a request answered inside that run leaves its woken polls to the loop.
     thread->sending_woken = 1;
-    for (unsigned int index = 0; index < thread->loop_count; index++) {
-        lk_loop *loop = &thread->loops[index];
-        if (loop != current && loop->run_again) lk_loop_run(loop);
+    LK_FOR_EACH(index, thread->run_again) {
+        if (index != current->index) lk_loop_run(&thread->loops[index]);
     }
     thread->sending_woken = 0;
 }
@@ -156,7 +205,7 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
         lk_guard_conn *guard = lk_guard_open(loop, connection);
         *socket_context = guard;
         atomic_fetch_add_explicit(&thread->connections, 1, memory_order_relaxed);
-        loop->connections++;
+        thread->loop_connections[loop->index]++;
         if (guard == NULL) {
             // Unguarded bytes must never reach libmicrohttpd: close it unread.
             const union MHD_ConnectionInfo *info =
@@ -169,7 +218,7 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
         return;
     }
     unsigned int held = atomic_fetch_sub_explicit(&thread->connections, 1, memory_order_relaxed) - 1;
-    loop->connections--;
+    thread->loop_connections[loop->index]--;
     if (held < thread->connection_limit && thread->listen_again_ms == 0) {
         lk_thread_listen(thread, 1);
     }
@@ -189,13 +238,14 @@ static void lk_on_connection(void *cls, struct MHD_Connection *connection, void 
     lk_guard_close(guard);
 }
 
-// The shard with the fewest connections.
+// The shard holding the fewest connections. Their counts sit together, apart from the
+// shards, so that finding it touches a few cache lines, not every shard's memory.
 static lk_loop *lk_thread_pick(lk_thread *thread) {
-    lk_loop *best = &thread->loops[0];
+    unsigned int best = 0;
     for (unsigned int index = 1; index < thread->loop_count; index++) {
-        if (thread->loops[index].connections < best->connections) best = &thread->loops[index];
+        if (thread->loop_connections[index] < thread->loop_connections[best]) best = index;
     }
-    return best;
+    return &thread->loops[best];
 }
 
 // A connection accepted by one thread for another, with its client's reservation.
@@ -238,14 +288,28 @@ static lk_thread *lk_server_pick(lk_thread *self) {
     return best;
 }
 
+static int lk_thread_start_loop(lk_thread *thread, char *error, size_t error_size);
+
 // Hands an accepted connection to one of this thread's daemons; its reservation, if it
-// has one, is taken by the connection-started notice inside, or released here.
+// has one, is taken by the connection-started notice inside, or released here. A thread
+// starts another daemon for each LK_CONNECTIONS_PER_DAEMON connections it holds, up to its
+// limit, so that a resume walks at most about that many suspended connections, while a
+// server holding few connections (a test process runs many) keeps few descriptors.
 static void lk_thread_add(lk_thread *thread, int fd, const struct sockaddr_storage *address, socklen_t length,
                           int has_reservation, const lk_client_key *reservation) {
+    unsigned int held = atomic_load_explicit(&thread->connections, memory_order_relaxed);
+    if (thread->loop_count < thread->loop_capacity && held >= thread->loop_count * LK_CONNECTIONS_PER_DAEMON) {
+        char error[128];
+        // Out of descriptors: the daemons already started take the connections, and the
+        // thread stops trying to start more.
+        if (lk_thread_start_loop(thread, error, sizeof(error)) != 0) thread->loop_capacity = thread->loop_count;
+    }
     thread->has_reservation = has_reservation;
     if (has_reservation) thread->reservation = *reservation;
     // On failure libmicrohttpd has closed the socket.
-    (void)MHD_add_connection(lk_thread_pick(thread)->daemon, fd, (const struct sockaddr *)address, length);
+    lk_loop *loop = lk_thread_pick(thread);
+    (void)MHD_add_connection(loop->daemon, fd, (const struct sockaddr *)address, length);
+    lk_loop_update_due(loop);
     if (thread->has_reservation) {
         lk_clients_remove(&thread->server->clients, &thread->reservation);
         thread->has_reservation = 0;
@@ -341,13 +405,6 @@ static void lk_thread_quiesce(lk_thread *thread) {
     pthread_mutex_unlock(&server->lock);
 }
 
-// Milliseconds on the clock libmicrohttpd keeps its timeouts by.
-static uint64_t lk_clock_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
-}
-
 // Shortens `timeout` (milliseconds, -1 for none) to `candidate`.
 static int lk_sooner(int timeout, long long candidate) {
     if (candidate < 0) return timeout;
@@ -383,24 +440,23 @@ static void *lk_thread_run(void *argument) {
             atomic_load_explicit(&thread->handoffs, memory_order_relaxed) != NULL) {
             timeout = 0;
         }
+        for (unsigned int word = 0; word < LK_LOOP_SET_WORDS; word++) {
+            if (thread->run_again[word] != 0) timeout = 0;
+        }
         uint64_t clock_ms = lk_clock_ms();
-        for (unsigned int index = 0; index < thread->loop_count; index++) {
+        if (thread->due_ms != 0) {
+            timeout = lk_sooner(timeout, thread->due_ms > clock_ms ? (long long)(thread->due_ms - clock_ms) : 0);
+        }
+        LK_FOR_EACH(index, thread->guarded) {
             lk_loop *loop = &thread->loops[index];
-            MHD_UNSIGNED_LONG_LONG next = 0;
-            loop->due_ms = 0;
-            if (loop->run_again) {
-                timeout = 0;
-            } else if (MHD_get_timeout(loop->daemon, &next) == MHD_YES) {
-                long long wait = (long long)(next > INT_MAX ? INT_MAX : next);
-                loop->due_ms = clock_ms + (uint64_t)wait;
-                timeout = lk_sooner(timeout, wait);
-            }
             if (loop->deadlines != NULL) {
                 if (now == 0) now = lk_guard_now_ms();
                 timeout = lk_sooner(timeout, lk_guard_sweep(loop, now));
             }
+            if (loop->deadlines == NULL) thread->guarded[index / 64] &= ~lk_bit(index);
         }
         int count = epoll_wait(thread->epoll_fd, events, 64, timeout);
+        uint64_t run[LK_LOOP_SET_WORDS] = {0};
         if (count < 0 && errno != EINTR) {
             perror("lookout: epoll_wait");
             usleep(10000);
@@ -417,25 +473,38 @@ static void *lk_thread_run(void *argument) {
                 (void)got;
                 atomic_store(&thread->wake_pending, 0);
             } else {
-                thread->loops[tag - LK_EVENT_LOOP].ready = 1;
+                unsigned int index = (unsigned int)(tag - LK_EVENT_LOOP);
+                run[index / 64] |= lk_bit(index);
             }
         }
         // After the wake flag is cleared: a task or connection posted later wakes the
         // thread again.
         lk_thread_take_handoffs(thread);
         lk_thread_run_tasks(thread);
-        clock_ms = lk_clock_ms();
-        for (unsigned int index = 0; index < thread->loop_count; index++) {
-            lk_loop *loop = &thread->loops[index];
-            int resumed = atomic_load_explicit(&loop->resumed, memory_order_relaxed) &&
-                          atomic_exchange(&loop->resumed, 0);
-            // Only the daemons with something to do: events, a resume, work libmicrohttpd
-            // left pending (a resumed connection's answer is written on the run after the
-            // one that queued it) or a timeout of its own that has come. Running all eight
-            // whenever one had to run cost each an epoll_wait and a pass over its lists.
-            int due = loop->due_ms != 0 && loop->due_ms <= clock_ms;
-            if (loop->ready || loop->run_again || resumed || due) lk_loop_run(loop);
+        // Only the daemons with something to do: events, a resume, work libmicrohttpd
+        // left pending (a resumed connection's answer is written on the run after the one
+        // that queued it) or a timeout of its own that has come.
+        for (unsigned int word = 0; word < LK_LOOP_SET_WORDS; word++) {
+            run[word] |= thread->run_again[word];
+            if (atomic_load_explicit(&thread->resumed[word], memory_order_relaxed) != 0) {
+                run[word] |= atomic_exchange(&thread->resumed[word], 0);
+            }
         }
+        clock_ms = lk_clock_ms();
+        if (thread->due_ms != 0 && thread->due_ms <= clock_ms) {
+            // The only visit to every daemon: those due run, the others' earliest is next.
+            thread->due_ms = 0;
+            for (unsigned int index = 0; index < thread->loop_count; index++) {
+                lk_loop *loop = &thread->loops[index];
+                if (loop->due_ms == 0) continue;
+                if (loop->due_ms <= clock_ms) {
+                    run[index / 64] |= lk_bit(index);
+                } else if (thread->due_ms == 0 || loop->due_ms < thread->due_ms) {
+                    thread->due_ms = loop->due_ms;
+                }
+            }
+        }
+        LK_FOR_EACH(index, run) lk_loop_run(&thread->loops[index]);
     }
     return NULL;
 }
@@ -533,37 +602,46 @@ static void lk_server_free(lk_mhd_server *server) {
     free(server);
 }
 
-// Makes a thread's epoll set, eventfd and daemons; returns 0 on success.
+// Starts one more daemon on a thread and adds it to the thread's epoll set; returns 0 on
+// success. Only the thread itself does this once it runs: the others never read its loops.
+static int lk_thread_start_loop(lk_thread *thread, char *error, size_t error_size) {
+    unsigned int index = thread->loop_count;
+    lk_loop *loop = &thread->loops[index];
+    *loop = (lk_loop){.server = thread->server, .thread = thread, .index = index, .epoll_fd = -1};
+    loop->daemon = lk_start_daemon(thread->server, loop, thread->connection_limit);
+    const union MHD_DaemonInfo *info =
+        loop->daemon != NULL ? MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+    loop->epoll_fd = info != NULL ? info->epoll_fd : -1;
+    struct epoll_event ready = {.events = EPOLLIN, .data.u64 = LK_EVENT_LOOP + index};
+    if (loop->epoll_fd < 0 || epoll_ctl(thread->epoll_fd, EPOLL_CTL_ADD, loop->epoll_fd, &ready) != 0) {
+        snprintf(error, error_size, "cannot start libmicrohttpd's daemon %u: %s", index, strerror(errno));
+        if (loop->daemon != NULL) MHD_stop_daemon(loop->daemon);
+        loop->daemon = NULL;
+        return -1;
+    }
+    thread->loop_count = index + 1;
+    atomic_store_explicit(&thread->daemons_started, thread->loop_count, memory_order_relaxed);
+    return 0;
+}
+
+// Makes a thread's epoll set, eventfd and first daemon; returns 0 on success.
 static int lk_thread_setup(lk_mhd_server *server, lk_thread *thread, unsigned int limit, char *error,
                            size_t error_size) {
-    unsigned int count = server->config.daemons_per_thread > 0 ? server->config.daemons_per_thread
-                                                                 : LK_DEFAULT_DAEMONS_PER_THREAD;
+    unsigned int capacity = server->config.daemons_per_thread > 0 ? server->config.daemons_per_thread
+                                                                    : LK_MAX_DAEMONS_PER_THREAD;
+    if (capacity > LK_MAX_DAEMONS_PER_THREAD) capacity = LK_MAX_DAEMONS_PER_THREAD;
     thread->connection_limit = limit;
     thread->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     thread->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    thread->loops = calloc(count, sizeof(lk_loop));
+    thread->loops = calloc(capacity, sizeof(lk_loop));
     struct epoll_event wake = {.events = EPOLLIN, .data.u64 = LK_EVENT_WAKE};
     if (thread->epoll_fd < 0 || thread->wake_fd < 0 || thread->loops == NULL ||
         epoll_ctl(thread->epoll_fd, EPOLL_CTL_ADD, thread->wake_fd, &wake) != 0) {
         snprintf(error, error_size, "cannot start an event loop: %s", strerror(errno));
         return -1;
     }
-    thread->loop_count = count;
-    for (unsigned int index = 0; index < count; index++) {
-        lk_loop *loop = &thread->loops[index];
-        loop->server = server;
-        loop->thread = thread;
-        atomic_init(&loop->resumed, 0);
-        loop->daemon = lk_start_daemon(server, loop, limit);
-        const union MHD_DaemonInfo *info =
-            loop->daemon != NULL ? MHD_get_daemon_info(loop->daemon, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
-        loop->epoll_fd = info != NULL ? info->epoll_fd : -1;
-        struct epoll_event ready = {.events = EPOLLIN, .data.u64 = LK_EVENT_LOOP + index};
-        if (loop->epoll_fd < 0 || epoll_ctl(thread->epoll_fd, EPOLL_CTL_ADD, loop->epoll_fd, &ready) != 0) {
-            snprintf(error, error_size, "cannot start libmicrohttpd's daemon %u: %s", index, strerror(errno));
-            return -1;
-        }
-    }
+    thread->loop_capacity = capacity;
+    if (lk_thread_start_loop(thread, error, error_size) != 0) return -1;
     lk_thread_listen(thread, 1);
     return thread->listening ? 0 : -1;
 }
@@ -622,7 +700,9 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         atomic_init(&thread->wake_pending, 0);
         atomic_init(&thread->connections, 0);
         atomic_init(&thread->incoming, 0);
+        atomic_init(&thread->daemons_started, 0);
         atomic_init(&thread->handoffs, NULL);
+        for (unsigned int word = 0; word < LK_LOOP_SET_WORDS; word++) atomic_init(&thread->resumed[word], 0);
     }
     server->listen_fd = lk_listen(server, error, error_size);
     if (server->listen_fd < 0) {
@@ -681,6 +761,11 @@ unsigned int lk_mhd_suspended_count(const lk_mhd_server *server) {
 unsigned int lk_mhd_thread_connections(const lk_mhd_server *server, unsigned int thread) {
     if (thread >= server->thread_count) return 0;
     return atomic_load(&((lk_mhd_server *)server)->threads[thread].connections);
+}
+
+unsigned int lk_mhd_thread_daemons(const lk_mhd_server *server, unsigned int thread) {
+    if (thread >= server->thread_count) return 0;
+    return atomic_load(&((lk_mhd_server *)server)->threads[thread].daemons_started);
 }
 
 void lk_mhd_stop(lk_mhd_server *server) {

@@ -17,6 +17,11 @@
 
 typedef struct lk_thread lk_thread;
 
+// Most daemons a thread runs, and a set of them, one bit each: a thread's loop visits only
+// the daemons in its sets, never all of them, so that many daemons cost a pass nothing.
+#define LK_MAX_DAEMONS_PER_THREAD 256
+#define LK_LOOP_SET_WORDS (LK_MAX_DAEMONS_PER_THREAD / 64)
+
 // One libmicrohttpd daemon: a shard of a thread's connections. A thread runs several, so
 // that a resume, which makes libmicrohttpd 0.9.75 walk every suspended connection of its
 // daemon, walks only the shard's.
@@ -24,17 +29,14 @@ typedef struct lk_loop {
     lk_mhd_server *server;
     lk_thread *thread;
     struct MHD_Daemon *daemon;
-    int epoll_fd;    // the daemon's; in its thread's epoll set, never waited on itself
-    int ready;       // its descriptor reported events in this round
-    int run_again;   // set on its own thread: run the daemon again without waiting
+    unsigned int index;  // in its thread's loops, and its bit in the thread's sets
+    int epoll_fd;        // the daemon's; in its thread's epoll set, never waited on itself
     // Set in a run that queued a resumed request's answer, which libmicrohttpd writes only
     // on its next run.
     int answer_queued;
-    atomic_int resumed;  // set by other threads: one of its connections was resumed
-    // When libmicrohttpd wants the daemon run again for its own timeouts or for work it
-    // has pending (ms on lk_server.c's clock); 0 for never.
+    // When libmicrohttpd wants the daemon run again for its own timeouts (ms on
+    // lk_server.c's clock); 0 for never.
     uint64_t due_ms;
-    unsigned int connections;
     // Connections of this daemon in the middle of reading a request, with a deadline.
     lk_guard_conn *deadlines;
 } lk_loop;
@@ -64,8 +66,23 @@ struct lk_thread {
     // The connection being handed to a daemon, counted against its client.
     int has_reservation;
     lk_client_key reservation;
+    // Its daemons: loop_count started, room for loop_capacity (lk_thread_add starts more
+    // as connections arrive), and the connections each holds.
     lk_loop *loops;
     unsigned int loop_count;
+    unsigned int loop_capacity;
+    unsigned int loop_connections[LK_MAX_DAEMONS_PER_THREAD];
+    atomic_uint daemons_started;  // loop_count, for other threads to read
+    // Daemons to run again without waiting (set on this thread: a resume here, or work
+    // libmicrohttpd left pending), and those with a connection resumed by another thread.
+    uint64_t run_again[LK_LOOP_SET_WORDS];
+    _Atomic uint64_t resumed[LK_LOOP_SET_WORDS];
+    // Daemons with request deadlines to sweep (lk_guard.c sets a bit; a sweep that leaves
+    // none clears it).
+    uint64_t guarded[LK_LOOP_SET_WORDS];
+    // No later than the earliest of its daemons' due times; 0 for none. Reaching it makes
+    // the loop look at every daemon's, the only pass that visits them all.
+    uint64_t due_ms;
     int sending_woken;  // inside lk_loop_send_woken
     // Work posted to run on this thread (lk_mhd_post), newest first.
     _Atomic(struct lk_task *) tasks;
@@ -108,6 +125,8 @@ void lk_stream_abandon(lk_mhd_stream *stream);
 
 /// Makes the daemon run soon, after a resume of one of its connections from any thread.
 void lk_loop_wake(lk_loop *loop);
+/// Makes its thread sweep the daemon's request deadlines (on the daemon's thread).
+void lk_loop_guard(lk_loop *loop);
 /// Called on a daemon's thread with a request's answer ready and not yet queued: runs the
 /// thread's other daemons that hold connections this request resumed (long-polls its write
 /// woke), so their answers leave before this one. A woken poll's latency is then not

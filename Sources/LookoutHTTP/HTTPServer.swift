@@ -66,6 +66,15 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// libmicrohttpd daemons each event-loop thread has started, over every bound address.
+    public var daemonsPerThread: [Int] {
+        daemons.withLock { state in
+            (0..<configuration.threadCount).map { thread in
+                state.pointers.reduce(0) { $0 + Int(lk_mhd_thread_daemons($1, UInt32(thread))) }
+            }
+        }
+    }
+
     /// Binds every configured address and starts serving.
     /// - Precondition: called once.
     /// - Throws: ``HTTPServerError`` when an address cannot be bound; nothing keeps running then.

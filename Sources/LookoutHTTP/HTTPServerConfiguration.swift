@@ -8,10 +8,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Worker threads per address, each with its own epoll loop.
     public var threadCount: Int
-    /// libmicrohttpd daemons per thread, among which the thread's connections are spread:
-    /// resuming a held request makes libmicrohttpd 0.9.75 walk every suspended connection of
-    /// its daemon, so more daemons make each walk shorter.
-    public var daemonsPerThread: Int = 8
+    /// Most libmicrohttpd daemons per thread, among which the thread's connections are
+    /// spread: resuming a held request makes libmicrohttpd 0.9.75 walk every suspended
+    /// connection of its daemon, so more daemons make each walk shorter. A thread starts
+    /// with one and starts another for each 32 connections it holds, up to this many (at
+    /// most 256); each costs a descriptor, and is kept until the server stops.
+    public var daemonsPerThread: Int = 256
     /// The request header fields the responder reads; nil for all. Only these (and the
     /// fields that frame a request) are kept in libmicrohttpd's per-connection memory,
     /// which stays resident while a connection lives: with a list it is 4 KiB a

@@ -326,6 +326,36 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("a thread starts a daemon for each 32 connections it holds, up to the configured most")
+    func daemonsFollowConnections() throws {
+        for (most, expected) in [(256, 4), (2, 2)] {
+            try withServer({
+                $0.bindAddresses = ["127.0.0.1"]
+                $0.threadCount = 1
+                $0.daemonsPerThread = most
+            }) { server, responder in
+                #expect(server.daemonsPerThread == [1])
+                // The 33rd connection finds 32 held and starts a second daemon, and so on.
+                let connections = try (0..<100).map { _ in
+                    let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                    #expect(try connection.request("GET", "/echo").status == 200)
+                    return connection
+                }
+                #expect(server.daemonsPerThread == [expected], "most \(most)")
+                // Held on every daemon, each answer still reaches its own connection.
+                for connection in connections {
+                    try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+                }
+                let held = try responder.held.wait(for: connections.count)
+                for (index, request) in held.enumerated() {
+                    request.respond(HTTPResponse(status: 200, body: Array("\(index)".utf8)))
+                }
+                let bodies = try Set(connections.map { try $0.readResponse().text })
+                #expect(bodies.count == connections.count)
+            }
+        }
+    }
+
     @Test("listens on 127.0.0.1 and ::1 with one port")
     func dualStack() throws {
         try withServer({ $0.bindAddresses = ["127.0.0.1", "::1"] }) { server, _ in

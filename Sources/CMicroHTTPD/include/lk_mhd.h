@@ -44,8 +44,9 @@ typedef struct lk_mhd_config {
     uint16_t port;
     /// Event-loop threads, each accepting from the shared listening socket; 0 means 1.
     unsigned int thread_count;
-    /// libmicrohttpd daemons per thread, among which its connections are spread (a resume
-    /// walks the suspended connections of one daemon); 0 means 8.
+    /// Most libmicrohttpd daemons per thread, among which its connections are spread (a
+    /// resume walks the suspended connections of one daemon); a thread starts one more for
+    /// each 32 connections it holds. 0, or more than 256, means 256.
     unsigned int daemons_per_thread;
     /// Most connections open at once; the rest wait in the kernel's accept queue.
     unsigned int connection_limit;
@@ -102,6 +103,9 @@ unsigned int lk_mhd_suspended_count(const lk_mhd_server *server);
 
 /// Connections held by event-loop thread `thread` (from 0), or 0 past the last.
 unsigned int lk_mhd_thread_connections(const lk_mhd_server *server, unsigned int thread);
+
+/// libmicrohttpd daemons event-loop thread `thread` has started, or 0 past the last.
+unsigned int lk_mhd_thread_daemons(const lk_mhd_server *server, unsigned int thread);
 
 /// Stops the daemon and frees it.
 /// - Precondition: every suspended request has been answered (lk_mhd_suspended_count is 0);
