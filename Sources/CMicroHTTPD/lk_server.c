@@ -1,8 +1,8 @@
 // The event loops of one server and its life: start, quiesce, stop.
 //
 // Each thread runs an epoll loop of its own over the shared listening socket, an eventfd
-// that other threads wake it with, and libmicrohttpd daemons of its own, its shards: one
-// more for each 32 connections it holds, up to 256. It accepts connections itself and hands
+// that other threads wake it with, and libmicrohttpd daemons of its own, its shards: 8,
+// then one more for each 32 connections it holds, up to 256. It accepts connections itself and hands
 // each to the shard holding the fewest (MHD_add_connection), and calls MHD_run, which never
 // blocks, for each shard with something to do, found in bit sets rather than by visiting
 // every shard. Why not libmicrohttpd's own loops:
@@ -38,6 +38,7 @@ enum {
     LK_EVENT_WAKE = 1,
     LK_EVENT_LOOP = 2,  // + the loop's index
     LK_ACCEPT_BATCH = 64,
+    LK_FIRST_DAEMONS = 8,
     LK_CONNECTIONS_PER_DAEMON = 32,
     LK_BALANCE_SLACK = 16,
 };
@@ -291,10 +292,11 @@ static lk_thread *lk_server_pick(lk_thread *self) {
 static int lk_thread_start_loop(lk_thread *thread, char *error, size_t error_size);
 
 // Hands an accepted connection to one of this thread's daemons; its reservation, if it
-// has one, is taken by the connection-started notice inside, or released here. A thread
-// starts another daemon for each LK_CONNECTIONS_PER_DAEMON connections it holds, up to its
-// limit, so that a resume walks at most about that many suspended connections, while a
-// server holding few connections (a test process runs many) keeps few descriptors.
+// has one, is taken by the connection-started notice inside, or released here. Past its
+// first daemons a thread starts another for each LK_CONNECTIONS_PER_DAEMON connections it
+// holds, up to its limit, so that a resume walks at most about that many suspended
+// connections, while a server holding few connections (a test process runs many) keeps
+// few descriptors.
 static void lk_thread_add(lk_thread *thread, int fd, const struct sockaddr_storage *address, socklen_t length,
                           int has_reservation, const lk_client_key *reservation) {
     unsigned int held = atomic_load_explicit(&thread->connections, memory_order_relaxed);
@@ -624,7 +626,7 @@ static int lk_thread_start_loop(lk_thread *thread, char *error, size_t error_siz
     return 0;
 }
 
-// Makes a thread's epoll set, eventfd and first daemon; returns 0 on success.
+// Makes a thread's epoll set, eventfd and first daemons; returns 0 on success.
 static int lk_thread_setup(lk_mhd_server *server, lk_thread *thread, unsigned int limit, char *error,
                            size_t error_size) {
     unsigned int capacity = server->config.daemons_per_thread > 0 ? server->config.daemons_per_thread
@@ -641,7 +643,12 @@ static int lk_thread_setup(lk_mhd_server *server, lk_thread *thread, unsigned in
         return -1;
     }
     thread->loop_capacity = capacity;
-    if (lk_thread_start_loop(thread, error, error_size) != 0) return -1;
+    // A few to start with, so that the first connections each have one: a write and the
+    // poll it wakes on another daemon of the thread are answered poll first
+    // (lk_loop_send_woken), which a daemon cannot do for two of its own connections.
+    while (thread->loop_count < LK_FIRST_DAEMONS && thread->loop_count < capacity) {
+        if (lk_thread_start_loop(thread, error, error_size) != 0) return -1;
+    }
     lk_thread_listen(thread, 1);
     return thread->listening ? 0 : -1;
 }

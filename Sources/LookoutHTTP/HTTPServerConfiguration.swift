@@ -11,7 +11,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// Most libmicrohttpd daemons per thread, among which the thread's connections are
     /// spread: resuming a held request makes libmicrohttpd 0.9.75 walk every suspended
     /// connection of its daemon, so more daemons make each walk shorter. A thread starts
-    /// with one and starts another for each 32 connections it holds, up to this many (at
+    /// with 8 and starts another for each 32 connections it holds, up to this many (at
     /// most 256); each costs a descriptor, and is kept until the server stops.
     public var daemonsPerThread: Int = 256
     /// The request header fields the responder reads; nil for all. Only these (and the

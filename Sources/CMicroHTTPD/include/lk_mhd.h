@@ -45,8 +45,8 @@ typedef struct lk_mhd_config {
     /// Event-loop threads, each accepting from the shared listening socket; 0 means 1.
     unsigned int thread_count;
     /// Most libmicrohttpd daemons per thread, among which its connections are spread (a
-    /// resume walks the suspended connections of one daemon); a thread starts one more for
-    /// each 32 connections it holds. 0, or more than 256, means 256.
+    /// resume walks the suspended connections of one daemon); a thread starts with 8 and
+    /// one more for each 32 connections it holds. 0, or more than 256, means 256.
     unsigned int daemons_per_thread;
     /// Most connections open at once; the rest wait in the kernel's accept queue.
     unsigned int connection_limit;
