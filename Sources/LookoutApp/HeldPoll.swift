@@ -15,7 +15,7 @@ import Synchronization
 /// The polls one write wakes that see the same bytes (the same cached rendering, the same
 /// changed keys, and no `X-Request-Id` of their own to echo) are answered with one shared
 /// response, built once (``SuspendedRequest/respond(sharing:_:)``).
-final class HeldPoll: Sendable {
+final class HeldPoll: FieldRegistrar.Waiter {
     /// What a held poll is answered with.
     enum Answer: Sendable {
         case fresh(RenderedView, epoch: String, changed: [String])
@@ -50,6 +50,8 @@ final class HeldPoll: Sendable {
         var waiter: FieldRegistrar.WaiterID?
         /// Keys whose change woke it so far, in order, without repeats.
         var changed: [String] = []
+        /// Its connection, once held.
+        var held: SuspendedRequest?
     }
 
     private let store: Store
@@ -108,26 +110,34 @@ final class HeldPoll: Sendable {
             }
         }
         deadline.withLock { $0 = token }
-        register(held, reads: state.withLock { $0.view.reads })
+        let reads = state.withLock { state in
+            state.held = held
+            return state.view.reads
+        }
+        register(held, reads: reads)
+    }
+
+    /// A write changed what it waits on: rendered and answered by the loop holding the
+    /// connection, so that a write waking polls on every loop has them all answer at once.
+    func wake(_ wakeup: FieldRegistrar.Wakeup) {
+        WakeTrace.mark(.woke, revision: wakeup.revision)
+        // Registered only once held (``hold(_:for:)``).
+        guard let held = state.withLock({ $0.held }) else { return }
+        let changed = store.names(of: wakeup.changed)
+        held.onItsLoop { [self] in
+            // Answered meanwhile (at shutdown): nothing to render or wait for.
+            guard !held.isAnswered else { return }
+            if let next = rerender(held, changed: changed, revision: wakeup.revision) {
+                register(held, reads: next)
+            }
+        }
     }
 
     /// Waits on `reads`; handles a change that already happened at once.
     private func register(_ held: SuspendedRequest, reads: ReadSet) {
         var reads = reads
         while true {
-            let registration = store.wait(for: reads, after: reads.revision) { [self] change in
-                WakeTrace.mark(.woke, revision: change.revision)
-                // Rendered and answered by the loop holding the connection: a write waking
-                // polls on every loop has them all answer at once.
-                held.onItsLoop { [self] in
-                    // Answered meanwhile (at shutdown): nothing to render or wait for.
-                    guard !held.isAnswered else { return }
-                    if let next = rerender(held, changed: change.changed, revision: change.revision) {
-                        register(held, reads: next)
-                    }
-                }
-            }
-            switch registration {
+            switch store.wait(for: reads, after: reads.revision, waiter: self) {
             case .waiting(let waiter):
                 state.withLock { $0.waiter = waiter }
                 // A deadline that fired before the waiter was stored found nothing to cancel.

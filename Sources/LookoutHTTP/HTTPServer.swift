@@ -255,7 +255,7 @@ private func suspend(
     // the registry: end this wait now rather than leave it suspended. (Work goes on: it
     // answers when done, and shutdown waits for that.)
     if endsAtShutdown, core.isDraining.load(ordering: .acquiring) {
-        held.respond(onShutdown())
+        held.respondAtShutdown()
         return
     }
     hold(held)

@@ -24,7 +24,9 @@ public final class SuspendedRequest: Sendable {
     private let loop: EventLoop
     /// Whether shutdown answers it (a wait) or waits for its answer (work in progress).
     let endsAtShutdown: Bool
-    let onShutdown: @Sendable () -> HTTPResponse
+    /// What shutdown answers it with; dropped once it is answered, so that nothing it holds
+    /// (a held poll, which holds this request while it waits) outlives the answer.
+    private let shutdownAnswer: Mutex<(@Sendable () -> HTTPResponse)?>
     let id: UInt64
 
     init(
@@ -40,7 +42,7 @@ public final class SuspendedRequest: Sendable {
         self.registry = registry
         self.loop = loop
         self.endsAtShutdown = endsAtShutdown
-        self.onShutdown = onShutdown
+        self.shutdownAnswer = Mutex(onShutdown)
     }
 
     /// Whether the request has been answered.
@@ -114,11 +116,23 @@ public final class SuspendedRequest: Sendable {
         return true
     }
 
+    /// Answers it as shutdown does (``HTTPReply/wait(onShutdown:hold:)``), unless it was answered.
+    func respondAtShutdown() {
+        guard let make = shutdownAnswer.withLock({ $0 }) else { return }
+        respond(make())
+    }
+
     /// Marks the request answered, once: false if it already was.
     private func claim() -> Bool {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         registry.remove(id)
+        // Released after the lock: what it holds may go with it.
+        let dropped = shutdownAnswer.withLock { answer in
+            defer { answer = nil }
+            return answer
+        }
+        _ = dropped
         return true
     }
 
@@ -253,7 +267,7 @@ final class SuspendedRequests: Sendable {
     func endWaits() {
         let held = slots.withLock { $0.requests.compactMap { $0 }.filter(\.endsAtShutdown) }
         for request in held {
-            request.respond(request.onShutdown())
+            request.respondAtShutdown()
         }
     }
 }

@@ -24,6 +24,27 @@ public final class FieldRegistrar: Sendable {
     /// Called once per waiter, outside the registrar's lock, on the committing thread.
     public typealias Wake = @Sendable (Wakeup) -> Void
 
+    /// A waiter that is its own wake, as a held long-poll is: registering it allocates
+    /// nothing, and a commit that wakes a crowd of them frees nothing per waiter (a
+    /// closure's context is freed by whichever thread drops it last: the committing one).
+    public protocol Waiter: AnyObject, Sendable {
+        /// Called once, outside the registrar's lock, on the committing thread.
+        func wake(_ wakeup: Wakeup)
+    }
+
+    /// A ``Wake`` closure as a ``Waiter``.
+    private final class ClosureWaiter: Waiter {
+        let body: Wake
+
+        init(_ body: @escaping Wake) {
+            self.body = body
+        }
+
+        func wake(_ wakeup: Wakeup) {
+            body(wakeup)
+        }
+    }
+
     /// Why a waiter was woken.
     public struct Wakeup: Sendable, Equatable {
         /// The waiter's keys that this commit changed.
@@ -57,6 +78,13 @@ public final class FieldRegistrar: Sendable {
     /// waiter is cancelled first.
     /// - Precondition: `keys` is not empty and holds valid keys.
     public func register(_ keys: [Key], after cursor: UInt64, wake: @escaping Wake) -> Registration {
+        register(keys, after: cursor, waiter: ClosureWaiter(wake))
+    }
+
+    /// Waits for a change to any of `keys` after revision `cursor`; as
+    /// ``register(_:after:wake:)``, with `waiter.wake` for the closure. The registrar holds
+    /// `waiter` until it is woken or cancelled.
+    public func register(_ keys: [Key], after cursor: UInt64, waiter: any Waiter) -> Registration {
         precondition(!keys.isEmpty, "a waiter needs at least one key")
         // Each key once: a waiter is linked at most once into a key's list.
         let keys = keys.count == 1 ? keys : Self.distinct(keys)
@@ -71,7 +99,7 @@ public final class FieldRegistrar: Sendable {
                 }
             }
             guard changed.isEmpty else { return .alreadyChanged(changed: changed, revision: newest) }
-            return .waiting(state.add(keys: keys, cursor: cursor, wake: wake))
+            return .waiting(state.add(keys: keys, cursor: cursor, waiter: waiter))
         }
     }
 
@@ -94,7 +122,7 @@ public final class FieldRegistrar: Sendable {
     /// - Precondition: `revision` is higher than that of every earlier commit to these keys.
     @discardableResult
     public func commit(_ keys: [Key], revision: UInt64) -> Int {
-        var woken: [(wake: Wake, keys: [Key])] = []
+        var woken: [(waiter: any Waiter, keys: [Key])] = []
         state.withLock { state in
             for key in keys {
                 let previous = state.setRevision(revision, of: key)
@@ -106,10 +134,10 @@ public final class FieldRegistrar: Sendable {
         guard !woken.isEmpty else { return 0 }
         // Which of its keys this commit changed, worked out outside the lock.
         let changedKeys = keys.count > 8 ? Set(keys) : nil
-        for (wake, watched) in woken {
+        for (waiter, watched) in woken {
             let changed =
                 watched.count == 1 ? watched : watched.filter { changedKeys?.contains($0) ?? keys.contains($0) }
-            wake(Wakeup(changed: changed, revision: revision))
+            waiter.wake(Wakeup(changed: changed, revision: revision))
         }
         return woken.count
     }
@@ -153,7 +181,7 @@ struct RegistrarState {
         var generation: UInt32 = 0
         var isLive = false
         var cursor: UInt64 = 0
-        var wake: FieldRegistrar.Wake?
+        var waiter: (any FieldRegistrar.Waiter)?
         /// The node of the first key; most waiters have one key.
         var firstNode: Int32 = -1
         /// The nodes of the other keys, if any.
@@ -187,7 +215,9 @@ struct RegistrarState {
             && waiters[Int(id.slot)].generation == id.generation
     }
 
-    mutating func add(keys: [Key], cursor: UInt64, wake: @escaping FieldRegistrar.Wake) -> FieldRegistrar.WaiterID {
+    mutating func add(keys: [Key], cursor: UInt64, waiter registered: any FieldRegistrar.Waiter)
+        -> FieldRegistrar.WaiterID
+    {
         let slot: Int32
         if let free = freeWaiters.popLast() {
             slot = free
@@ -199,7 +229,7 @@ struct RegistrarState {
         waiter.generation &+= 1
         waiter.isLive = true
         waiter.cursor = cursor
-        waiter.wake = wake
+        waiter.waiter = registered
         waiter.firstNode = link(slot: slot, key: keys[0])
         waiter.otherNodes.removeAll(keepingCapacity: true)
         for key in keys.dropFirst() {
@@ -211,9 +241,9 @@ struct RegistrarState {
     }
 
     /// Ends a live waiter: unlinks it from every key and frees its slot.
-    /// - Returns: its wake closure and its keys other than the first (usually none, so
+    /// - Returns: what it registered and its keys other than the first (usually none, so
     ///   that waking a crowd allocates nothing per waiter).
-    mutating func remove(slot: Int32) -> (wake: FieldRegistrar.Wake, firstKey: Key, otherKeys: [Key]) {
+    mutating func remove(slot: Int32) -> (waiter: any FieldRegistrar.Waiter, firstKey: Key, otherKeys: [Key]) {
         var waiter = waiters[Int(slot)]
         let firstKey = Key(nodes[Int(waiter.firstNode)].key)
         unlink(waiter.firstNode)
@@ -225,14 +255,14 @@ struct RegistrarState {
                 unlink(node)
             }
         }
-        let wake = waiter.wake!
+        let registered = waiter.waiter!
         waiter.isLive = false
-        waiter.wake = nil
+        waiter.waiter = nil
         waiter.firstNode = Self.none
         waiters[Int(slot)] = waiter
         freeWaiters.append(slot)
         liveWaiters -= 1
-        return (wake, firstKey, otherKeys)
+        return (registered, firstKey, otherKeys)
     }
 
     /// Removes the watchers of `key` whose cursor is before `revision`, collecting each
@@ -240,7 +270,7 @@ struct RegistrarState {
     mutating func detachWatchers(
         of key: Key,
         before revision: UInt64,
-        into woken: inout [(wake: FieldRegistrar.Wake, keys: [Key])]
+        into woken: inout [(waiter: any FieldRegistrar.Waiter, keys: [Key])]
     ) {
         let onlyThisKey = [key]  // shared by every single-key watcher
         var node = heads[key]
@@ -250,7 +280,7 @@ struct RegistrarState {
             if waiters[Int(slot)].cursor < revision {
                 let removed = remove(slot: slot)
                 woken.append(
-                    (removed.wake, removed.otherKeys.isEmpty ? onlyThisKey : [removed.firstKey] + removed.otherKeys))
+                    (removed.waiter, removed.otherKeys.isEmpty ? onlyThisKey : [removed.firstKey] + removed.otherKeys))
             }
             node = next
         }

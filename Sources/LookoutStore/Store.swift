@@ -392,9 +392,33 @@ public final class Store: Sendable {
         after cursor: UInt64,
         wake: @escaping @Sendable (Change) -> Void
     ) -> FieldRegistrar.Registration {
+        wait(for: reads, after: cursor, waiter: ClosureWaiter(store: self, wake: wake))
+    }
+
+    /// Waits for a change to anything in `reads` after `cursor`; as
+    /// ``wait(for:after:wake:)``, with `waiter.wake` called with interned keys (name them
+    /// with ``names(of:)``) and nothing allocated to hold the wait.
+    public func wait(
+        for reads: ReadSet,
+        after cursor: UInt64,
+        waiter: any FieldRegistrar.Waiter
+    ) -> FieldRegistrar.Registration {
         let ids = interner.withLock { interner in reads.keys.map { interner.id(for: $0) } }
-        return registrar.register(ids, after: cursor) { [self] wakeup in
-            wake(Change(changed: names(of: wakeup.changed), revision: wakeup.revision))
+        return registrar.register(ids, after: cursor, waiter: waiter)
+    }
+
+    /// A ``Change`` closure as a registrar's waiter: names the keys that woke it.
+    private final class ClosureWaiter: FieldRegistrar.Waiter {
+        let store: Store
+        let body: @Sendable (Change) -> Void
+
+        init(store: Store, wake: @escaping @Sendable (Change) -> Void) {
+            self.store = store
+            self.body = wake
+        }
+
+        func wake(_ wakeup: FieldRegistrar.Wakeup) {
+            body(Change(changed: store.names(of: wakeup.changed), revision: wakeup.revision))
         }
     }
 
