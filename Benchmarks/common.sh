@@ -69,6 +69,23 @@ wait_until_answers() { # url pid name
 # --- wrk parsing -------------------------------------------------------------------
 
 # Requests/sec from a wrk report.
+# Waits (up to 4 minutes) until the kernel's connection-tracking table has room for
+# `count` more connections, with a tenth of it to spare. Loopback connections are tracked
+# here, and a closed one stays in the table for two minutes: back-to-back runs of 10,000
+# connections fill it, and then the kernel drops SYNs ("nf_conntrack: table full" in
+# dmesg), connecting takes a minute, and polls reach their deadline before the write is
+# sent. Without conntrack (no /proc entry) it returns at once.
+conntrack_room() { # count
+    local used=/proc/sys/net/netfilter/nf_conntrack_count max=/proc/sys/net/netfilter/nf_conntrack_max i
+    [[ -r $used && -r $max ]] || return 0
+    for ((i = 0; i < 240; i++)); do
+        (($(<"$used") + $1 <= $(<"$max") * 9 / 10)) && return 0
+        ((i == 0)) && log "waiting for room in the conntrack table ($(<"$used") of $(<"$max") used, $1 more needed)"
+        sleep 1
+    done
+    log "WARNING: conntrack table still nearly full ($(<"$used") of $(<"$max")): connections may be dropped"
+}
+
 wrk_rps() { awk '$1 == "Requests/sec:" { print $2 }' "$1"; }
 
 # The 99% latency from a wrk --latency report, in milliseconds.

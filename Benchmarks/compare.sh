@@ -215,6 +215,7 @@ start_clients() {
     local mode=$1 name=$2 count=$3 kind=$4 arg=$5 p
     shift 5
     local per_client=$((count / 2))
+    conntrack_room "$count"
     CLIENT_PIDS=()
     for p in 0 1; do
         local -a ids

@@ -191,6 +191,7 @@ declare -a HOLD_OUT=()
 hold_start() {
     local name=$1 procs=$2 per=$3 src_base=$4 etag=$5 wait_s=$6 timeout=$7 kind=$8 arg=$9 p out
     shift 9
+    conntrack_room $((procs * per))
     HOLD_OUT=()
     CLIENT_PIDS=()
     for ((p = 0; p < procs; p++)); do
