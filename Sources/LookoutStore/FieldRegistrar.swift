@@ -181,7 +181,7 @@ struct RegistrarState {
         var generation: UInt32 = 0
         var isLive = false
         var cursor: UInt64 = 0
-        var waiter: (any FieldRegistrar.Waiter)?
+        var registered: (any FieldRegistrar.Waiter)?
         /// The node of the first key; most waiters have one key.
         var firstNode: Int32 = -1
         /// The nodes of the other keys, if any.
@@ -229,7 +229,7 @@ struct RegistrarState {
         waiter.generation &+= 1
         waiter.isLive = true
         waiter.cursor = cursor
-        waiter.waiter = registered
+        waiter.registered = registered
         waiter.firstNode = link(slot: slot, key: keys[0])
         waiter.otherNodes.removeAll(keepingCapacity: true)
         for key in keys.dropFirst() {
@@ -255,9 +255,9 @@ struct RegistrarState {
                 unlink(node)
             }
         }
-        let registered = waiter.waiter!
+        let registered = waiter.registered!
         waiter.isLive = false
-        waiter.waiter = nil
+        waiter.registered = nil
         waiter.firstNode = Self.none
         waiters[Int(slot)] = waiter
         freeWaiters.append(slot)
