@@ -140,6 +140,22 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("an answered request lets go of its shutdown answer, and what that holds")
+    func answeredRequestDropsShutdownAnswer() throws {
+        try withServer { server, responder in
+            let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+            try connection.send("GET /hold-owned HTTP/1.1\r\nHost: x\r\n\r\n")
+            let held = try #require(try responder.held.wait(for: 1).first)
+            #expect(responder.owners.alive == 1)
+            held.respond(HTTPResponse(status: 200, body: Array("done".utf8)))
+            #expect(try connection.readResponse().text == "done")
+            // The test still holds the request; a held poll does too, and the poll is what
+            // its shutdown answer holds (LongPoll), so keeping that answer would keep both.
+            #expect(responder.owners.alive == 0)
+            #expect(!held.respond(HTTPResponse(status: 200)))
+        }
+    }
+
     @Test("many suspended requests resumed at once all get their answers")
     func fanOut() throws {
         try withServer { server, responder in

@@ -10,11 +10,13 @@ import Synchronization
 /// wait (shutdown ends it) and hands it to the test, `/work` suspends it as work in
 /// progress (shutdown waits for the test to answer it), `/injection` answers with a header
 /// containing CR LF, `/block` keeps the server thread that runs it until the test opens
-/// `gate`.
+/// `gate`, `/hold-owned` is `/hold` with a shutdown answer that holds an object of
+/// `owners`.
 struct TestResponder: HTTPResponder {
     let held = HeldRequests()
     let working = HeldRequests()
     let gate = Gate()
+    let owners = Owners()
 
     func reply(to request: HTTPRequest) -> HTTPReply {
         if let refusal = request.refusal {
@@ -33,6 +35,12 @@ struct TestResponder: HTTPResponder {
             let held = held
             return .wait(
                 onShutdown: { HTTPResponse(status: 503, body: Array("shutting down".utf8)) },
+                hold: { held.append($0) })
+        case "/hold-owned":
+            let held = held
+            let owner = owners.make()
+            return .wait(
+                onShutdown: { HTTPResponse(status: 503, body: Array("shutting down: \(owner)".utf8)) },
                 hold: { held.append($0) })
         case "/work":
             let working = working
@@ -68,6 +76,27 @@ final class HeldRequests: Sendable {
             usleep(1_000)
         }
         throw HeldRequestsTimeout(held: requests.withLock { $0.count }, wanted: count)
+    }
+}
+
+/// Objects made for the test, kept weakly: how many are still alive.
+final class Owners: Sendable {
+    final class Owner: Sendable {}
+
+    private struct Weak {
+        weak var owner: Owner?
+    }
+
+    private let made = Mutex<[Weak]>([])
+
+    func make() -> Owner {
+        let owner = Owner()
+        made.withLock { $0.append(Weak(owner: owner)) }
+        return owner
+    }
+
+    var alive: Int {
+        made.withLock { $0.filter { $0.owner != nil }.count }
     }
 }
 
