@@ -2,10 +2,10 @@
 //
 // Each thread runs an epoll loop of its own over the shared listening socket, an eventfd
 // that other threads wake it with, and libmicrohttpd daemons of its own, its shards: 8,
-// then one more for each 32 connections it holds, up to 256. It accepts connections itself and hands
-// each to the shard holding the fewest (MHD_add_connection), and calls MHD_run, which never
-// blocks, for each shard with something to do, found in bit sets rather than by visiting
-// every shard. Why not libmicrohttpd's own loops:
+// then one more for each 32 connections it holds, up to 256. It accepts connections itself
+// and hands each to the shard holding the fewest (MHD_add_connection), and calls MHD_run,
+// which never blocks, for each shard with something to do, found in bit sets rather than
+// by visiting every shard. Why not libmicrohttpd's own loops:
 // - a resume makes libmicrohttpd 0.9.75 walk every suspended connection of the daemon, a
 //   cache miss each: with 10,000 held long-polls on one daemon that walk was most of a
 //   selective wake; spread over shards of ~32, each walk covers a few;
@@ -55,14 +55,23 @@ static void lk_thread_wake(lk_thread *thread) {
     }
 }
 
+// A daemon's bit in a thread's set (lk_server.h).
 static uint64_t lk_bit(unsigned int index) {
     return UINT64_C(1) << (index % 64);
+}
+
+static void lk_set_add(uint64_t *set, unsigned int index) {
+    set[index / 64] |= lk_bit(index);
+}
+
+static void lk_set_remove(uint64_t *set, unsigned int index) {
+    set[index / 64] &= ~lk_bit(index);
 }
 
 void lk_loop_wake(lk_loop *loop) {
     lk_thread *thread = loop->thread;
     if (thread == lk_running_thread) {
-        thread->run_again[loop->index / 64] |= lk_bit(loop->index);
+        lk_set_add(thread->run_again, loop->index);
         return;
     }
     atomic_fetch_or(&thread->resumed[loop->index / 64], lk_bit(loop->index));
@@ -70,7 +79,7 @@ void lk_loop_wake(lk_loop *loop) {
 }
 
 void lk_loop_guard(lk_loop *loop) {
-    loop->thread->guarded[loop->index / 64] |= lk_bit(loop->index);
+    lk_set_add(loop->thread->guarded, loop->index);
 }
 
 // The first daemon in `set` at or after `from`; LK_MAX_DAEMONS_PER_THREAD for none. A loop
@@ -106,7 +115,7 @@ static void lk_loop_update_due(lk_loop *loop) {
     loop->due_ms = 0;
     if (MHD_get_timeout(loop->daemon, &next) != MHD_YES) return;
     if (next == 0) {
-        thread->run_again[loop->index / 64] |= lk_bit(loop->index);
+        lk_set_add(thread->run_again, loop->index);
         return;
     }
     loop->due_ms = lk_clock_ms() + (next > INT_MAX ? INT_MAX : (uint64_t)next);
@@ -116,7 +125,7 @@ static void lk_loop_update_due(lk_loop *loop) {
 // Runs a daemon once, and at once again when that run queued a resumed request's answer,
 // which libmicrohttpd writes only on its next run.
 static void lk_loop_run(lk_loop *loop) {
-    loop->thread->run_again[loop->index / 64] &= ~lk_bit(loop->index);
+    lk_set_remove(loop->thread->run_again, loop->index);
     loop->answer_queued = 0;
     MHD_run(loop->daemon);
     if (loop->answer_queued) MHD_run(loop->daemon);
@@ -455,7 +464,7 @@ static void *lk_thread_run(void *argument) {
                 if (now == 0) now = lk_guard_now_ms();
                 timeout = lk_sooner(timeout, lk_guard_sweep(loop, now));
             }
-            if (loop->deadlines == NULL) thread->guarded[index / 64] &= ~lk_bit(index);
+            if (loop->deadlines == NULL) lk_set_remove(thread->guarded, index);
         }
         int count = epoll_wait(thread->epoll_fd, events, 64, timeout);
         uint64_t run[LK_LOOP_SET_WORDS] = {0};
@@ -475,8 +484,7 @@ static void *lk_thread_run(void *argument) {
                 (void)got;
                 atomic_store(&thread->wake_pending, 0);
             } else {
-                unsigned int index = (unsigned int)(tag - LK_EVENT_LOOP);
-                run[index / 64] |= lk_bit(index);
+                lk_set_add(run, (unsigned int)(tag - LK_EVENT_LOOP));
             }
         }
         // After the wake flag is cleared: a task or connection posted later wakes the
@@ -500,7 +508,7 @@ static void *lk_thread_run(void *argument) {
                 lk_loop *loop = &thread->loops[index];
                 if (loop->due_ms == 0) continue;
                 if (loop->due_ms <= clock_ms) {
-                    run[index / 64] |= lk_bit(index);
+                    lk_set_add(run, index);
                 } else if (thread->due_ms == 0 || loop->due_ms < thread->due_ms) {
                     thread->due_ms = loop->due_ms;
                 }

@@ -127,12 +127,8 @@ public final class SuspendedRequest: Sendable {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return false }
         registry.remove(id)
-        // Released after the lock: what it holds may go with it.
-        let dropped = shutdownAnswer.withLock { answer in
-            defer { answer = nil }
-            return answer
-        }
-        _ = dropped
+        // Taken out under the lock, released after it: what it holds may go with it.
+        _ = shutdownAnswer.withLock { $0.take() }
         return true
     }
 
