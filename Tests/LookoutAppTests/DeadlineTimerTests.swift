@@ -56,4 +56,56 @@ struct DeadlineTimerTests {
         }
         #expect(fired.withLock { $0 } == ["soon"])
     }
+
+    @Test("a cancelled action is released at once, and cancelled entries leave the heap when they are most of it")
+    func cancelledAreReleasedAndCompacted() {
+        let timer = DeadlineTimer()
+        defer { timer.stop() }
+        final class Held: Sendable {}
+        let count = 5000
+        var tokens: [DeadlineTimer.Token] = []
+        var watched: [() -> Held?] = []
+        for _ in 0..<count {
+            let held = Held()
+            weak let weakHeld = held
+            watched.append { weakHeld }
+            tokens.append(timer.schedule(after: .seconds(600)) { _ = held })
+        }
+        #expect(timer.heapCount == count)
+        for token in tokens { #expect(timer.cancel(token)) }
+        #expect(watched.allSatisfy { $0() == nil }, "a cancelled action's captures outlived its cancel")
+        #expect(timer.pendingCount == 0)
+        // The next schedule finds the heap all cancelled and rebuilds it with the one left.
+        let last = timer.schedule(after: .seconds(600)) {}
+        #expect(timer.heapCount == 1)
+        #expect(timer.isPending(last))
+        #expect(timer.pendingCount == 1)
+    }
+
+    @Test("cancels racing the timer from several threads settle each action once: run or cancelled")
+    func racingCancels() async throws {
+        let timer = DeadlineTimer()
+        defer { timer.stop() }
+        let count = 4000
+        let ran = Mutex<Set<Int>>([])
+        let tokens = (0..<count).map { index in
+            timer.schedule(after: .microseconds(Int64(index % 200) * 10)) { _ = ran.withLock { $0.insert(index) } }
+        }
+        // Two threads cancel every token, so each is cancelled by both or raced by the timer.
+        let cancelled = await withTaskGroup(of: [Int].self) { group in
+            for _ in 0..<2 {
+                group.addTask { tokens.indices.filter { timer.cancel(tokens[$0]) } }
+            }
+            return await group.reduce(into: [Int]()) { $0 += $1 }
+        }
+        // Settled is not yet run: wait for the actions taken from the heap to have run.
+        for _ in 0..<2000 where ran.withLock({ $0.count }) + cancelled.count < count {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(timer.pendingCount == 0)
+        let ranNow = ran.withLock { $0 }
+        #expect(Set(cancelled).count == cancelled.count, "a token was cancelled twice")
+        #expect(ranNow.isDisjoint(with: cancelled), "an action ran after its cancel succeeded")
+        #expect(ranNow.count + cancelled.count == count)
+    }
 }
