@@ -17,6 +17,11 @@
 
 typedef struct lk_thread lk_thread;
 
+// The longest a thread polls before it sleeps (lk_mhd_config.spin_microseconds), and how
+// short its last wait must have been, in spins, for it to poll at all.
+#define LK_MAX_SPIN_MICROSECONDS 1000
+#define LK_SPIN_ARM_FACTOR 4
+
 // Most daemons a thread runs, and a set of them, one bit each: a thread's loop visits only
 // the daemons in its sets, never all of them, so that many daemons cost a pass nothing.
 #define LK_MAX_DAEMONS_PER_THREAD 256
@@ -84,6 +89,9 @@ struct lk_thread {
     // the loop look at every daemon's, the only pass that visits them all.
     uint64_t due_ms;
     int sending_woken;  // inside lk_loop_send_woken
+    // Whether its next wait polls before it sleeps (lk_thread_wait): its last wait was short.
+    int spin_armed;
+    atomic_ullong spin_hits;  // waits that polling ended, without sleeping
     // Work posted to run on this thread (lk_mhd_post), newest first.
     _Atomic(struct lk_task *) tasks;
 };

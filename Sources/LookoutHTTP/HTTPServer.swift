@@ -75,6 +75,16 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Waits for events that ended while a thread polled before sleeping
+    /// (``HTTPServerConfiguration/spinMicroseconds``), over every thread and address.
+    public var waitsEndedByPolling: Int {
+        daemons.withLock { state in
+            (0..<configuration.threadCount).reduce(0) { sum, thread in
+                state.pointers.reduce(sum) { $0 + Int(lk_mhd_thread_spin_hits($1, UInt32(thread))) }
+            }
+        }
+    }
+
     /// Binds every configured address and starts serving.
     /// - Precondition: called once.
     /// - Throws: ``HTTPServerError`` when an address cannot be bound; nothing keeps running then.
@@ -142,7 +152,8 @@ public final class HTTPServer: Sendable {
         guard (0...65_535).contains(c.port) else { throw HTTPServerError.invalidConfiguration("port \(c.port)") }
         guard c.threadCount >= 1, c.threadCount <= 256, (1...256).contains(c.daemonsPerThread), c.maxConnections >= 1,
             c.maxConnectionsPerClient >= 0,
-            c.idleTimeoutSeconds >= 0, c.maxHeadBytes >= 1024, c.maxBodyBytes >= 0, c.requestTimeoutSeconds >= 1
+            c.idleTimeoutSeconds >= 0, c.maxHeadBytes >= 1024, c.maxBodyBytes >= 0, c.requestTimeoutSeconds >= 1,
+            (0...1000).contains(c.spinMicroseconds)
         else { throw HTTPServerError.invalidConfiguration("limits must be positive") }
     }
 
@@ -164,6 +175,7 @@ public final class HTTPServer: Sendable {
             config.max_head_bytes = configuration.maxHeadBytes
             config.max_body_bytes = configuration.maxBodyBytes
             config.request_timeout_seconds = UInt32(clamping: configuration.requestTimeoutSeconds)
+            config.spin_microseconds = UInt32(configuration.spinMicroseconds)
             config.handler = handleRequest
             config.on_tasks = runTasks
             config.context = context

@@ -77,6 +77,12 @@ struct Serve: AsyncParsableCommand {
     var requestTimeout: Int?
 
     @Option(
+        help:
+            "Microseconds an idle server thread polls for the next request before it sleeps, after a short wait; 0 = never, at most 1000. [env: LOOKOUT_SPIN_MICROSECONDS, default: 50]"
+    )
+    var spinMicroseconds: Int?
+
+    @Option(
         help: "Longest long-poll a client may ask for with ?wait=, in seconds. [env: LOOKOUT_MAX_WAIT, default: 300]")
     var maxWait: Int?
 
@@ -115,6 +121,8 @@ struct Serve: AsyncParsableCommand {
         http.maxHeadBytes = try maxHeaderBytes ?? environment.int("LOOKOUT_MAX_HEADER_BYTES") ?? http.maxHeadBytes
         http.requestTimeoutSeconds =
             try requestTimeout ?? environment.int("LOOKOUT_REQUEST_TIMEOUT") ?? http.requestTimeoutSeconds
+        http.spinMicroseconds =
+            try spinMicroseconds ?? environment.int("LOOKOUT_SPIN_MICROSECONDS") ?? http.spinMicroseconds
 
         var configuration = try storage.configuration(environment)
         configuration.http = http

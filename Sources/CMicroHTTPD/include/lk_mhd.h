@@ -69,6 +69,11 @@ typedef struct lk_mhd_config {
     /// Seconds a request's head may take to arrive from its first byte, and its body's
     /// grace before it must average 1 KiB/s; 0 means 20.
     unsigned int request_timeout_seconds;
+    /// Microseconds a thread with nothing to do keeps polling its events before it sleeps,
+    /// when its last wait lasted at most four times this (a client sending request after
+    /// request): a sleeping thread's next event costs it a wake-up, 30-80 us on a virtual
+    /// machine. 0: never; more than 1000 means 1000.
+    unsigned int spin_microseconds;
     /// Called for each complete request with `context`.
     lk_mhd_handler handler;
     void *context;
@@ -106,6 +111,9 @@ unsigned int lk_mhd_thread_connections(const lk_mhd_server *server, unsigned int
 
 /// libmicrohttpd daemons event-loop thread `thread` has started, or 0 past the last.
 unsigned int lk_mhd_thread_daemons(const lk_mhd_server *server, unsigned int thread);
+/// How many of event-loop thread `thread`'s waits for events ended while it polled
+/// (lk_mhd_config.spin_microseconds), without sleeping.
+unsigned long long lk_mhd_thread_spin_hits(const lk_mhd_server *server, unsigned int thread);
 
 /// Stops the daemon and frees it.
 /// - Precondition: every suspended request has been answered (lk_mhd_suspended_count is 0);
