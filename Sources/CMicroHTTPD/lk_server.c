@@ -98,11 +98,15 @@ static unsigned int lk_set_next(const uint64_t *set, unsigned int from) {
 #define LK_FOR_EACH(index, set) \
     for (unsigned int index = lk_set_next(set, 0); index < LK_MAX_DAEMONS_PER_THREAD; index = lk_set_next(set, index + 1))
 
-// Milliseconds on the clock libmicrohttpd keeps its timeouts by.
-static uint64_t lk_clock_ms(void) {
+// Microseconds on the clock libmicrohttpd keeps its timeouts by, and milliseconds.
+static uint64_t lk_clock_us(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+    return (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+}
+
+static uint64_t lk_clock_ms(void) {
+    return lk_clock_us() / 1000;
 }
 
 // Asks libmicrohttpd when it next wants the daemon run, for its own timeouts or work it has
@@ -424,13 +428,6 @@ static int lk_sooner(int timeout, long long candidate) {
     return timeout < 0 || value < timeout ? value : timeout;
 }
 
-// Microseconds since an arbitrary start, for the spin.
-static uint64_t lk_clock_us(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
-}
-
 // epoll_wait for the thread's events, polling for up to spin_microseconds first when its
 // last wait was short. A thread asleep in epoll_wait is woken by the kernel when a request
 // arrives, and on a virtual machine an idle virtual CPU is halted: waking it is a trip
@@ -440,7 +437,6 @@ static uint64_t lk_clock_us(void) {
 // after a wait short enough that the next event was likely to come within the spin.
 static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int capacity, int timeout) {
     unsigned int spin = thread->server->config.spin_microseconds;
-    if (spin > LK_MAX_SPIN_MICROSECONDS) spin = LK_MAX_SPIN_MICROSECONDS;
     if (timeout == 0 || spin == 0) return epoll_wait(thread->epoll_fd, events, capacity, timeout);
     uint64_t start = lk_clock_us();
     if (thread->spin_armed) {
@@ -706,6 +702,9 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
     snprintf(server->bind_address, sizeof(server->bind_address), "%s",
              config->bind_address != NULL ? config->bind_address : "::");
     server->config.bind_address = server->bind_address;
+    if (server->config.spin_microseconds > LK_MHD_MAX_SPIN_MICROSECONDS) {
+        server->config.spin_microseconds = LK_MHD_MAX_SPIN_MICROSECONDS;
+    }
     atomic_init(&server->suspended, 0);
     atomic_init(&server->stopping, 0);
     atomic_init(&server->quiesce_requested, 0);

@@ -17,9 +17,8 @@
 
 typedef struct lk_thread lk_thread;
 
-// The longest a thread polls before it sleeps (lk_mhd_config.spin_microseconds), and how
-// short its last wait must have been, in spins, for it to poll at all.
-#define LK_MAX_SPIN_MICROSECONDS 1000
+// How short a thread's last wait must have been, in spins
+// (lk_mhd_config.spin_microseconds), for it to poll before it sleeps at all.
 #define LK_SPIN_ARM_FACTOR 4
 
 // Most daemons a thread runs, and a set of them, one bit each: a thread's loop visits only

@@ -28,7 +28,7 @@ final class DeadlineTimer: @unchecked Sendable {
         }
 
         /// Whether it is neither cancelled nor run.
-        var isPending: Bool {
+        fileprivate var isPending: Bool {
             !settled.load(ordering: .acquiring)
         }
 
@@ -87,10 +87,10 @@ final class DeadlineTimer: @unchecked Sendable {
     /// - Returns: false if it already ran (or was cancelled).
     @discardableResult
     func cancel(_ token: Token) -> Bool {
-        guard let action = token.settle() else { return false }
+        // The action taken is released here, with what it holds.
+        guard token.settle() != nil else { return false }
         pending.subtract(1, ordering: .relaxed)
         cancelledInHeap.add(1, ordering: .relaxed)
-        _ = action  // released here, with what it holds
         return true
     }
 

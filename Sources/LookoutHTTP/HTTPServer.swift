@@ -59,28 +59,25 @@ public final class HTTPServer: Sendable {
     public var streamCount: Int { core.streams.count }
     /// Open connections held by each event-loop thread, over every bound address.
     public var connectionsPerThread: [Int] {
-        daemons.withLock { state in
-            (0..<configuration.threadCount).map { thread in
-                state.pointers.reduce(0) { $0 + Int(lk_mhd_thread_connections($1, UInt32(thread))) }
-            }
-        }
+        perThread { Int(lk_mhd_thread_connections($0, $1)) }
     }
 
     /// libmicrohttpd daemons each event-loop thread has started, over every bound address.
     public var daemonsPerThread: [Int] {
-        daemons.withLock { state in
-            (0..<configuration.threadCount).map { thread in
-                state.pointers.reduce(0) { $0 + Int(lk_mhd_thread_daemons($1, UInt32(thread))) }
-            }
-        }
+        perThread { Int(lk_mhd_thread_daemons($0, $1)) }
     }
 
     /// Waits for events that ended while a thread polled before sleeping
     /// (``HTTPServerConfiguration/spinMicroseconds``), over every thread and address.
     public var waitsEndedByPolling: Int {
+        perThread { Int(lk_mhd_thread_spin_hits($0, $1)) }.reduce(0, +)
+    }
+
+    /// A count of each event-loop thread's, summed over the bound addresses.
+    private func perThread(_ count: (OpaquePointer, UInt32) -> Int) -> [Int] {
         daemons.withLock { state in
-            (0..<configuration.threadCount).reduce(0) { sum, thread in
-                state.pointers.reduce(sum) { $0 + Int(lk_mhd_thread_spin_hits($1, UInt32(thread))) }
+            (0..<configuration.threadCount).map { thread in
+                state.pointers.reduce(0) { $0 + count($1, UInt32(thread)) }
             }
         }
     }
@@ -152,9 +149,12 @@ public final class HTTPServer: Sendable {
         guard (0...65_535).contains(c.port) else { throw HTTPServerError.invalidConfiguration("port \(c.port)") }
         guard c.threadCount >= 1, c.threadCount <= 256, (1...256).contains(c.daemonsPerThread), c.maxConnections >= 1,
             c.maxConnectionsPerClient >= 0,
-            c.idleTimeoutSeconds >= 0, c.maxHeadBytes >= 1024, c.maxBodyBytes >= 0, c.requestTimeoutSeconds >= 1,
-            (0...1000).contains(c.spinMicroseconds)
+            c.idleTimeoutSeconds >= 0, c.maxHeadBytes >= 1024, c.maxBodyBytes >= 0, c.requestTimeoutSeconds >= 1
         else { throw HTTPServerError.invalidConfiguration("limits must be positive") }
+        guard (0...Int(LK_MHD_MAX_SPIN_MICROSECONDS)).contains(c.spinMicroseconds) else {
+            throw HTTPServerError.invalidConfiguration(
+                "spin microseconds \(c.spinMicroseconds): from 0 to \(LK_MHD_MAX_SPIN_MICROSECONDS)")
+        }
     }
 
     private func startDaemon(address: String, port: Int, context: UnsafeMutableRawPointer) throws -> OpaquePointer {

@@ -72,7 +72,7 @@ typedef struct lk_mhd_config {
     /// Microseconds a thread with nothing to do keeps polling its events before it sleeps,
     /// when its last wait lasted at most four times this (a client sending request after
     /// request): a sleeping thread's next event costs it a wake-up, 30-80 us on a virtual
-    /// machine. 0: never; more than 1000 means 1000.
+    /// machine. 0: never; more than LK_MHD_MAX_SPIN_MICROSECONDS means that.
     unsigned int spin_microseconds;
     /// Called for each complete request with `context`.
     lk_mhd_handler handler;
@@ -81,6 +81,9 @@ typedef struct lk_mhd_config {
     /// (lk_mhd_post), oldest first; and once from lk_mhd_stop with any left over.
     void (*on_tasks)(void *context, void *const *tasks, size_t count);
 } lk_mhd_config;
+
+/// The longest lk_mhd_config.spin_microseconds.
+#define LK_MHD_MAX_SPIN_MICROSECONDS 1000
 
 /// With a list of request headers: the most bytes of the head libmicrohttpd is given (the
 /// request line, with the target as "/", and the fields read), and how many fields.
