@@ -147,17 +147,7 @@ trap 'exit 143' TERM
 
 install_missing
 
-if [[ -z $LOOKOUT_BIN ]]; then
-    log "building: swift build -c release --product lookout"
-    swift build -c release --product lookout >&2
-    LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
-    [[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
-    BINARY="commit $(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-    git -C "$REPO_ROOT" diff --quiet HEAD -- Sources 2>/dev/null || BINARY+=" + uncommitted changes"
-else
-    [[ -x $LOOKOUT_BIN ]] || die "LOOKOUT_BIN $LOOKOUT_BIN is not an executable"
-    BINARY="$LOOKOUT_BIN"
-fi
+release_binary "$REPO_ROOT"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-cold-read.XXXXXX")"
 mkdir -p "$TMP/data"

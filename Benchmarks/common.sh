@@ -42,15 +42,20 @@ show_tail() { # file label
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # Sets LOOKOUT_BIN to the release binary: the one given in LOOKOUT_BIN, or one built now.
+# Sets BINARY to what a results line names: the given path, or the commit built (and
+# whether Sources/ had uncommitted changes).
 release_binary() { # repo-root
     if [[ -n ${LOOKOUT_BIN:-} ]]; then
         [[ -x $LOOKOUT_BIN ]] || die "LOOKOUT_BIN $LOOKOUT_BIN is not an executable"
+        BINARY="$LOOKOUT_BIN"
         return 0
     fi
     log "building: swift build -c release --product lookout"
     (cd "$1" && swift build -c release --product lookout) >&2
     LOOKOUT_BIN="$1/.build/release/lookout"
     [[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
+    BINARY="commit $(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+    [[ -z "$(git -C "$1" status --porcelain -- Sources Package.swift 2>/dev/null)" ]] || BINARY+=" + uncommitted changes"
 }
 
 # Waits up to 15 s for url to answer 2xx while pid lives.

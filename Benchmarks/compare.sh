@@ -99,8 +99,6 @@ trap 'exit 143' TERM
 
 release_binary "$REPO_ROOT"
 export LOOKOUT_BIN  # throughput.sh measures the same binary
-BINARY="commit $(git log -1 --format=%h)"
-[[ $LOOKOUT_BIN == "$REPO_ROOT/.build/release/lookout" ]] || BINARY="$LOOKOUT_BIN"
 CLIENT="$TMP/client"
 cc -O2 -Wall -Wextra -o "$CLIENT" Benchmarks/longpoll/client.c
 

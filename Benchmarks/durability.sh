@@ -11,6 +11,7 @@
 #   WRITERS      concurrent connections, second run   default 16
 #   DOCUMENTS    documents in the start-up data file  default 100000
 #   FIELDS       fields per document (besides id)     default 10
+#   LOOKOUT_BIN  measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1   keep the temp dir
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -23,6 +24,7 @@ FIELDS="${FIELDS:-10}"
 KEEP_TMP="${KEEP_TMP:-0}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO_ROOT="$(pwd)"
 command -v wrk >/dev/null || die "wrk is needed: apt-get install wrk"
 
 TMP=$(mktemp -d)
@@ -43,7 +45,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 
 # Starts Lookout on $PORT with the given extra arguments; sets LOOKOUT_PID.
 start_lookout() {
-    .build/release/lookout --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" "$@" 2>>"$TMP/lookout.stderr" &
+    "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" "$@" 2>>"$TMP/lookout.stderr" &
     LOOKOUT_PID=$!
 }
 
@@ -65,8 +67,7 @@ time_until_ready() {
 
 rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
-log "building: swift build -c release --product lookout"
-swift build -c release --product lookout >/dev/null
+release_binary "$REPO_ROOT"
 
 # --- 1. durable writes -------------------------------------------------------------
 PORT=$(free_port)

@@ -8,8 +8,13 @@
 # Builds the release binary, starts it on a free loopback port with the demo data,
 # sends the body ROUNDS times to each endpoint with curl, and prints the median time to
 # the answer (loopback transfer of the megabyte included), then stops the server.
+#
+# Environment:
+#   ROUNDS        requests per endpoint                                  default 5
+#   LOOKOUT_BIN   measure this binary instead of building .build/release/lookout
 set -euo pipefail
 cd "$(dirname "$0")/.."
+REPO_ROOT="$(pwd)"
 source Benchmarks/common.sh
 
 ROUNDS=${ROUNDS:-5}
@@ -17,8 +22,7 @@ work=$(mktemp -d)
 pid=
 trap 'stop_pid "$pid" lookout; rm -rf "$work"' EXIT
 
-log "building the release binary"
-swift build -c release --product lookout >/dev/null
+release_binary "$REPO_ROOT"
 
 # {"k0":0,"k1":0,...} up to 1 MiB, then a login's fields so every endpoint parses it whole.
 python3 - "$work/body.json" <<'EOF'
@@ -32,7 +36,7 @@ print("%d keys, %d bytes" % (n + 2, size + len(tail)), file=sys.stderr)
 EOF
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-.build/release/lookout --port "$port" --bind 127.0.0.1 --data-dir "$work/data" --database memory \
+"$LOOKOUT_BIN" --port "$port" --bind 127.0.0.1 --data-dir "$work/data" --database memory \
     --log-level warning >"$work/lookout.log" 2>&1 &
 pid=$!
 wait_until_answers "http://127.0.0.1:$port/healthz" "$pid" lookout

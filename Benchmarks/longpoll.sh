@@ -26,6 +26,7 @@
 #   EXTRA_ARGS     more Lookout flags, e.g. "--max-header-bytes 4096"    default none
 #   ONLY           phases to run, comma-separated, from
 #                  held,max,fanout,selective,single                      default all
+#   LOOKOUT_BIN    measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1     keep the temp dir (server logs, raw client output)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -103,10 +104,7 @@ CLIENT="$TMP/client"
 log "building the client: cc -O2 Benchmarks/longpoll/client.c"
 cc -O2 -Wall -Wextra -o "$CLIENT" "$REPO_ROOT/Benchmarks/longpoll/client.c"
 
-log "building: swift build -c release --product lookout"
-swift build -c release --product lookout >&2
-LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
-[[ -x $LOOKOUT_BIN ]] || die "$LOOKOUT_BIN not found after the build"
+release_binary "$REPO_ROOT"
 
 DATA_FILE="$TMP/items.json"
 python3 - "$REPO_ROOT/Sources/LookoutApp/Resources/demo-data.json" "$DATA_FILE" "$DOCUMENTS" <<'EOF'
@@ -416,12 +414,9 @@ if [[ -n $SERVER_PID ]]; then
     stop_server
 fi
 
-dirty=""
-[[ -z "$(git -C "$REPO_ROOT" status --porcelain -- Sources Package.swift Package.resolved 2>/dev/null)" ]] ||
-    dirty=" + uncommitted changes in Sources/"
 printf '\n'
-printf 'Lookout long-poll benchmarks, %s, commit %s%s, nproc %s, --threads %s%s, %s documents, load average %s at start, %s at end\n' \
-    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(git -C "$REPO_ROOT" log -1 --format=%h 2>/dev/null || echo '?')" "$dirty" \
+printf 'Lookout long-poll benchmarks, %s, %s, nproc %s, --threads %s%s, %s documents, load average %s at start, %s at end\n' \
+    "$(date -u '+%Y-%m-%d %H:%M UTC')" "$BINARY" \
     "$(nproc)" "$THREADS" "${EXTRA_ARGS:+ $EXTRA_ARGS}" "$DOCUMENTS" "$LOAD_START" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-46s %-28s %-14s %s\n' measurement result target verdict
 printf '%s\n' "${SUMMARY[@]}"

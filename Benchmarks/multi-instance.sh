@@ -24,6 +24,7 @@
 #   CONNECTIONS   wrk connections per instance      default 8
 #   SYNCHRONOUS_COMMIT  PostgreSQL's synchronous_commit   default on; off takes the
 #                 WAL fsync out of every write, to show what the rest costs
+#   LOOKOUT_BIN   measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1    keep the temp dir (logs, wrk reports)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -36,6 +37,7 @@ KEEP_TMP="${KEEP_TMP:-0}"
 SYNCHRONOUS_COMMIT="${SYNCHRONOUS_COMMIT:-on}"
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO_ROOT="$(pwd)"
 command -v wrk >/dev/null || die "wrk is needed: apt-get install wrk"
 NGINX=${NGINX:-/usr/sbin/nginx}
 [[ -x $NGINX ]] || die "nginx is needed: apt-get install nginx-light"
@@ -70,8 +72,7 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 as_pg=()
 [[ $(id -u) != 0 ]] || as_pg=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
-log "building: swift build -c release --product lookout"
-swift build -c release --product lookout >/dev/null
+release_binary "$REPO_ROOT"
 
 log "starting PostgreSQL ($PG_BIN)"
 mkdir -p "$TMP/pg"
@@ -92,7 +93,7 @@ TOKEN_KEY=$(head -c 32 /dev/urandom | base64)
 declare -a PORTS=()
 for name in a b c; do
     port=$(free_port)
-    .build/release/lookout --port "$port" --bind 127.0.0.1 --data-dir "$TMP/data-$name" --database "$URL" \
+    "$LOOKOUT_BIN" --port "$port" --bind 127.0.0.1 --data-dir "$TMP/data-$name" --database "$URL" \
         --token-key "$TOKEN_KEY" --log-level warning 2>>"$TMP/lookout-$name.stderr" &
     PIDS+=($!)
     PORTS+=("$port")

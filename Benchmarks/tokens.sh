@@ -6,6 +6,7 @@
 # Environment:
 #   DURATION       wrk -d per run                 default 10s
 #   CONNECTIONS    wrk -c for verify              default 32
+#   LOOKOUT_BIN    measure this binary instead of building .build/release/lookout
 #   KEEP_TMP=1     keep the temp dir (server logs, raw wrk output)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
@@ -28,10 +29,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-log "building: swift build -c release --product lookout; token-bench in Benchmarks/"
-swift build -c release --product lookout >/dev/null
+release_binary "$REPO_ROOT"
+log "building: swift build -c release --package-path Benchmarks --product token-bench"
 swift build -c release --package-path Benchmarks --product token-bench >/dev/null
-LOOKOUT_BIN="$REPO_ROOT/.build/release/lookout"
 
 log "in-process: Benchmarks/.build/release/token-bench 5"
 Benchmarks/.build/release/token-bench 5 | tee "$TMP/in-process.txt"
@@ -82,4 +82,4 @@ for connections in 1 "$CORES"; do
         "$(wrk_rps "$TMP/login-$connections.txt")" "$(wrk_p50_ms "$TMP/login-$connections.txt")" \
         "$(wrk_p99_ms "$TMP/login-$connections.txt")" "$(wrk_errors "$TMP/login-$connections.txt")"
 done
-echo "machine: $CORES cores, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$REPO_ROOT" rev-parse --short HEAD)"
+echo "machine: $CORES cores, $(date -u '+%Y-%m-%d %H:%M UTC'), $BINARY"

@@ -12,6 +12,11 @@
 # time since the previous stage, and the client's own write-sent -> answer-read figure.
 # Stamping costs a little itself (a clock read and a table update per stage), so the
 # stages add up to slightly more than an untraced run.
+#
+# Environment:
+#   MODES         Lookout --database modes to run                        default "memory sqlite"
+#   ROUNDS        single-wake rounds per mode                            default 1000
+#   LOOKOUT_BIN   measure this binary instead of building .build/release/lookout
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -19,13 +24,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 MODES="${MODES:-memory sqlite}"
 ROUNDS="${ROUNDS:-1000}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO_ROOT="$(pwd)"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-budget.XXXXXX")"
 SERVER_PID=""
 trap 'stop_pid "$SERVER_PID" lookout; rm -rf -- "$TMP"' EXIT
 
 cc -O2 -Wall -Wextra -o "$TMP/client" Benchmarks/longpoll/client.c
-swift build -c release --product lookout >/dev/null
+release_binary "$REPO_ROOT"
 python3 - Sources/LookoutApp/Resources/demo-data.json "$TMP/items.json" <<'PY'
 import json, sys
 users = json.load(open(sys.argv[1]))["users"]
@@ -37,7 +43,7 @@ PY
 for mode in $MODES; do
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     rm -rf "$TMP/data"
-    LOOKOUT_TRACE_WAKES="$TMP/trace-$mode.tsv" .build/release/lookout --port "$port" --bind 127.0.0.1 \
+    LOOKOUT_TRACE_WAKES="$TMP/trace-$mode.tsv" "$LOOKOUT_BIN" --port "$port" --bind 127.0.0.1 \
         --data-dir "$TMP/data" --data-file "$TMP/items.json" --database "$mode" --log-level warning \
         2>"$TMP/lookout-$mode.log" &
     SERVER_PID=$!
@@ -47,7 +53,7 @@ for mode in $MODES; do
     "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" >"$TMP/single-$mode.out"
     stop_pid "$SERVER_PID" lookout
     SERVER_PID=""
-    printf '\n--database %s, %s rounds, commit %s, load %s\n' "$mode" "$ROUNDS" "$(git log -1 --format=%h)" \
+    printf '\n--database %s, %s rounds, %s, load %s\n' "$mode" "$ROUNDS" "$BINARY" \
         "$(cut -d' ' -f1-3 /proc/loadavg)"
     python3 - "$TMP/trace-$mode.tsv" <<'PY'
 import sys
