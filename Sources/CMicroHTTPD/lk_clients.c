@@ -47,12 +47,16 @@ int lk_client_key_of(const struct sockaddr *address, socklen_t length, lk_client
     return 0;
 }
 
-static lk_client **lk_clients_slot(lk_clients *clients, const lk_client_key *key) {
+uint32_t lk_client_key_hash(const lk_client_key *key) {
     uint32_t hash = 2166136261u;  // FNV-1a
     for (size_t index = 0; index < sizeof(key->bytes); index++) {
         hash = (hash ^ key->bytes[index]) * 16777619u;
     }
-    lk_client **slot = &clients->buckets[hash % LK_CLIENT_BUCKETS];
+    return hash;
+}
+
+static lk_client **lk_clients_slot(lk_clients *clients, const lk_client_key *key) {
+    lk_client **slot = &clients->buckets[lk_client_key_hash(key) % LK_CLIENT_BUCKETS];
     while (*slot != NULL && memcmp(&(*slot)->key, key, sizeof(*key)) != 0) {
         slot = &(*slot)->next;
     }

@@ -30,6 +30,9 @@ void lk_clients_destroy(lk_clients *clients);
 /// The key of a client address; returns 0 for anything but IPv4 or IPv6.
 int lk_client_key_of(const struct sockaddr *address, socklen_t length, lk_client_key *key);
 
+/// A hash of the address (FNV-1a over its 16 bytes).
+uint32_t lk_client_key_hash(const lk_client_key *key);
+
 /// Counts one more connection from `key` unless it already has `limit`.
 /// Returns 1 when counted, 0 when at the limit (or out of memory).
 int lk_clients_add(lk_clients *clients, const lk_client_key *key);

@@ -15,7 +15,8 @@
 //   "a full epoll batch");
 // - accepting here, one thread woken per connection (EPOLLEXCLUSIVE), keeps the shards from
 //   all waking for each new connection, and applies the per-client limit once for all;
-//   the thread that accepts keeps the connection or hands it to one holding fewer.
+//   the thread that accepts hands the connection to its client's thread, chosen by its
+//   address, or to the one holding the fewest when that one holds too many more.
 
 #define _GNU_SOURCE  // pthread_setname_np, accept4
 #include "lk_server.h"
@@ -41,7 +42,7 @@ enum {
     LK_ACCEPT_BATCH = 64,
     LK_FIRST_DAEMONS = 8,
     LK_CONNECTIONS_PER_DAEMON = 32,
-    LK_BALANCE_SLACK = 16,
+    LK_BALANCE_SLACK = 8,
 };
 
 // The thread this is, if it runs a server's loop: a wake from its own thread (a write that
@@ -279,28 +280,34 @@ static unsigned int lk_thread_load(lk_thread *thread) {
            atomic_load_explicit(&thread->incoming, memory_order_relaxed);
 }
 
-// The thread to take the next connection: `self`, unless another holds at least
-// LK_BALANCE_SLACK fewer (the one holding the fewest) or `self` is full; NULL when every
-// thread is. The slack keeps a few connections on the thread that accepted them: a write
-// that wakes a poll held on its own thread answers it without waking another thread, which
-// costs ~60 µs of a single wake on this machine's two vCPUs (Benchmarks/README.md).
-static lk_thread *lk_server_pick(lk_thread *self) {
-    lk_mhd_server *server = self->server;
-    unsigned int self_load = lk_thread_load(self);
-    int self_open = self_load < self->connection_limit;
-    lk_thread *best = NULL;
-    unsigned int best_load = 0;
+// The thread to take a connection: `preferred`, unless it is full or holds
+// LK_BALANCE_SLACK more than the one holding the fewest; then that one. NULL when every
+// thread is full.
+static lk_thread *lk_server_pick(lk_mhd_server *server, lk_thread *preferred) {
+    lk_thread *fewest = NULL;
+    unsigned int fewest_load = 0;
     for (unsigned int index = 0; index < server->thread_count; index++) {
-        lk_thread *other = &server->threads[index];
-        if (other == self) continue;
-        unsigned int load = lk_thread_load(other);
-        if (load < other->connection_limit && (best == NULL || load < best_load)) {
-            best = other;
-            best_load = load;
+        lk_thread *thread = &server->threads[index];
+        unsigned int load = lk_thread_load(thread);
+        if (load < thread->connection_limit && (fewest == NULL || load < fewest_load)) {
+            fewest = thread;
+            fewest_load = load;
         }
     }
-    if (self_open && (best == NULL || best_load + LK_BALANCE_SLACK > self_load)) return self;
-    return best;
+    unsigned int load = lk_thread_load(preferred);
+    if (fewest != NULL && load < preferred->connection_limit && load < fewest_load + LK_BALANCE_SLACK) {
+        return preferred;
+    }
+    return fewest;
+}
+
+// The thread a client's connections go to first: one chosen by its address, so that a
+// client's long-poll and the write that wakes it share a loop, and the write answers the
+// poll without waking another thread (~50 µs of a single wake on this machine's two
+// vCPUs: Benchmarks/README.md). Without an address (not IPv4 or IPv6), the accepting one.
+static lk_thread *lk_server_thread_of(lk_thread *accepting, const lk_client_key *key, int has_key) {
+    lk_mhd_server *server = accepting->server;
+    return has_key ? &server->threads[lk_client_key_hash(key) % server->thread_count] : accepting;
 }
 
 static int lk_thread_start_loop(lk_thread *thread, char *error, size_t error_size);
@@ -372,15 +379,16 @@ static int lk_thread_hand(lk_thread *target, int fd, const struct sockaddr_stora
     return 0;
 }
 
-// Accepts what is waiting, up to a batch, and hands each connection to a thread
-// (lk_server_pick). Whichever thread the kernel wakes accepts (EPOLLEXCLUSIVE), often the
-// same one for a burst of connections: without the hand-off one thread could hold nearly
-// all of them (61 of 64 under wrk), and serve them on one core.
+// Accepts what is waiting, up to a batch, and hands each connection to its client's
+// thread (lk_server_thread_of, lk_server_pick). Whichever thread the kernel wakes accepts
+// (EPOLLEXCLUSIVE), often the same one for a burst of connections; the slack keeps the
+// threads within LK_BALANCE_SLACK of each other, so that even one address's crowd (a
+// load generator, clients behind one NAT) is served on every core.
 static void lk_thread_accept(lk_thread *thread) {
     lk_mhd_server *server = thread->server;
     for (int count = 0; count < LK_ACCEPT_BATCH; count++) {
-        lk_thread *target = lk_server_pick(thread);
-        if (target == NULL) {
+        lk_thread *room = lk_server_pick(server, thread);
+        if (room == NULL) {
             // Every thread is full: a connection closing on this one listens again.
             lk_thread_listen(thread, 0);
             return;
@@ -399,12 +407,14 @@ static void lk_thread_accept(lk_thread *thread) {
             return;
         }
         lk_client_key key;
-        int has_reservation = server->clients.limit > 0 &&
-                              lk_client_key_of((struct sockaddr *)&address, length, &key);
+        int has_key = lk_client_key_of((struct sockaddr *)&address, length, &key);
+        int has_reservation = server->clients.limit > 0 && has_key;
         if (has_reservation && !lk_clients_add(&server->clients, &key)) {
             close(fd);
             continue;
         }
+        lk_thread *target = lk_server_pick(server, lk_server_thread_of(thread, &key, has_key));
+        if (target == NULL) target = room;  // filled meanwhile: libmicrohttpd's own limit refuses it
         if (target == thread || lk_thread_hand(target, fd, &address, length, has_reservation, &key) != 0) {
             lk_thread_add(thread, fd, &address, length, has_reservation, &key);
         }

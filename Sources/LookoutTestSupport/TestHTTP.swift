@@ -69,6 +69,22 @@ public enum TestHTTP {
         }
     }
 
+    /// Binds `socketFD` to the numeric address `source` of `family`, any port.
+    static func bind(_ socketFD: Int32, to source: String, family: Int32) throws {
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+        hints.ai_family = family
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(source, "0", &hints, &list) == 0, let info = list else {
+            throw TestHTTPError.connectFailed(EINVAL)
+        }
+        defer { freeaddrinfo(list) }
+        guard Glibc.bind(socketFD, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+            throw TestHTTPError.connectFailed(errno)
+        }
+    }
+
     /// Connects `socketFD` to `address`, failing with `timedOut` after `timeout`.
     // Non-blocking so the timeout also covers the handshake; blocking mode is restored afterwards.
     static func connect(

@@ -47,8 +47,10 @@ public final class TestHTTPConnection {
 
     /// Connects to a numeric IPv4 or IPv6 address such as `127.0.0.1` or `::1`.
     ///
+    /// `source`, a numeric address of this machine such as `127.0.0.2` (any of 127/8 is
+    /// loopback's), is the address the connection comes from; nil lets the system choose.
     /// `timeout` bounds the connect and every single send or receive call.
-    public init(host: String, port: Int, timeout: Duration = .seconds(60)) throws {
+    public init(host: String, port: Int, from source: String? = nil, timeout: Duration = .seconds(60)) throws {
         self.host = host
         self.port = port
         var hints = addrinfo()
@@ -70,6 +72,7 @@ public final class TestHTTPConnection {
             let socketFD = socket(family, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
             guard socketFD >= 0 else { lastError = errno; continue }
             do {
+                if let source { try TestHTTP.bind(socketFD, to: source, family: family) }
                 try TestHTTP.connect(socketFD, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout)
                 fd = socketFD
             } catch TestHTTPError.connectFailed(let code) {

@@ -321,12 +321,12 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("connections are spread over the threads, whichever thread the kernel wakes to accept them")
+    @Test("connections from one address are spread over the threads once one holds 8 more than another")
     func connectionsBalanced() throws {
         try withServer({ $0.threadCount = 3 }) { server, _ in
-            // One after another, each answered before the next opens: the kernel tends to
-            // wake the same thread for each, which must hand most of them on once it holds
-            // 16 more than another (lk_server.c, LK_BALANCE_SLACK).
+            // One after another from one address, each answered before the next opens:
+            // each prefers its client's thread, which must hand them on once it holds 8
+            // more than another (lk_server.c, LK_BALANCE_SLACK).
             let connections = try (0..<91).map { _ in
                 let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
                 #expect(try connection.request("GET", "/echo").status == 200)
@@ -334,10 +334,45 @@ struct HTTPServerTests {
             }
             let split = server.connectionsPerThread
             #expect(split.reduce(0, +) == 91)
-            #expect(split.max()! - split.min()! <= 16, "split \(split)")
+            #expect(split.max()! - split.min()! <= 8, "split \(split)")
             // Every answer still reaches its own connection.
             for (index, connection) in connections.enumerated() {
                 #expect(try connection.request("GET", "/echo?n=\(index)").header("X-Target") == "/echo?n=\(index)")
+            }
+        }
+    }
+
+    @Test("a client's connections share a thread chosen by its address, not by which thread accepted them")
+    func connectionsFollowTheirClient() throws {
+        try withServer({
+            $0.bindAddresses = ["127.0.0.1"]
+            $0.threadCount = 3
+        }) { server, _ in
+            // Six clients, two connections each, one after another: too few for a thread
+            // to hold 8 more than another (LK_BALANCE_SLACK) and hand one on for balance.
+            var threads: [String: Set<String>] = [:]
+            var connections: [TestHTTPConnection] = []
+            for client in 2...7 {
+                let address = "127.0.0.\(client)"
+                for _ in 0..<2 {
+                    let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port, from: address)
+                    let response = try connection.request("GET", "/echo")
+                    #expect(response.header("X-Client") == address)
+                    threads[address, default: []].insert(response.header("X-Thread") ?? "")
+                    connections.append(connection)
+                }
+            }
+            #expect(threads.count == 6)
+            for (address, seen) in threads {
+                #expect(seen.count == 1, "\(address) answered on \(seen.count) threads")
+            }
+            // The kernel tends to wake one thread to accept connections opened one after
+            // another; the addresses, not it, chose: six clients are not all on one thread.
+            #expect(Set(threads.values.flatMap { $0 }).count > 1, "every client on one thread")
+            // Each connection keeps its thread.
+            for connection in connections {
+                let address = try #require(try connection.request("GET", "/echo").header("X-Client"))
+                #expect(try connection.request("GET", "/echo").header("X-Thread") == threads[address]?.first)
             }
         }
     }

@@ -6,12 +6,12 @@ import Synchronization
     import Glibc
 #endif
 
-/// A responder for server tests: `/echo` describes the request, `/hold` suspends it as a
-/// wait (shutdown ends it) and hands it to the test, `/work` suspends it as work in
-/// progress (shutdown waits for the test to answer it), `/injection` answers with a header
-/// containing CR LF, `/block` keeps the server thread that runs it until the test opens
-/// `gate`, `/hold-owned` is `/hold` with a shutdown answer that holds an object of
-/// `owners`.
+/// A responder for server tests: `/echo` describes the request and the thread that
+/// answered it, `/hold` suspends it as a wait (shutdown ends it) and hands it to the test,
+/// `/work` suspends it as work in progress (shutdown waits for the test to answer it),
+/// `/injection` answers with a header containing CR LF, `/block` keeps the server thread
+/// that runs it until the test opens `gate`, `/hold-owned` is `/hold` with a shutdown
+/// answer that holds an object of `owners`.
 struct TestResponder: HTTPResponder {
     let held = HeldRequests()
     let working = HeldRequests()
@@ -30,6 +30,8 @@ struct TestResponder: HTTPResponder {
             headers.add("X-Client", request.clientAddress)
             headers.add("X-Body-Length", String(request.body.count))
             headers.add("X-Echo-Header", request.headers["X-Echo"] ?? "")
+            // Which event-loop thread answered: the one holding the connection.
+            headers.add("X-Thread", String(describing: pthread_self()))
             return .response(HTTPResponse(status: 200, headers: headers, body: request.body))
         case "/hold":
             let held = held
