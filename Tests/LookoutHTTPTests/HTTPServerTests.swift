@@ -348,8 +348,9 @@ struct HTTPServerTests {
             $0.bindAddresses = ["127.0.0.1"]
             $0.threadCount = 3
         }) { server, _ in
-            // Six clients, two connections each, one after another: too few for a thread
-            // to hold 8 more than another (LK_BALANCE_SLACK) and hand one on for balance.
+            // Six clients, two connections each, one after another. Their addresses hash
+            // to the three threads three, two and one at a time, so no thread comes to hold
+            // 8 more than another (LK_BALANCE_SLACK) and hands one on for balance.
             var threads: [String: Set<String>] = [:]
             var connections: [TestHTTPConnection] = []
             for client in 2...7 {
