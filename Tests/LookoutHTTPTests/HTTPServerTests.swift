@@ -372,8 +372,9 @@ struct HTTPServerTests {
             #expect(Set(threads.values.flatMap { $0 }).count > 1, "every client on one thread")
             // Each connection keeps its thread.
             for connection in connections {
-                let address = try #require(try connection.request("GET", "/echo").header("X-Client"))
-                #expect(try connection.request("GET", "/echo").header("X-Thread") == threads[address]?.first)
+                let response = try connection.request("GET", "/echo")
+                let address = try #require(response.header("X-Client"))
+                #expect(response.header("X-Thread") == threads[address]?.first)
             }
         }
     }
