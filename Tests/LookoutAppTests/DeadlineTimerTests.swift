@@ -82,6 +82,31 @@ struct DeadlineTimerTests {
         #expect(timer.pendingCount == 1)
     }
 
+    @Test("a crowd of cancelled deadlines wakes the timer once, not once each")
+    func cancelledDeadlinesDoNotWakeTheTimer() async throws {
+        let timer = DeadlineTimer()
+        defer { timer.stop() }
+        // A fan-out's polls: deadlines 250 µs apart over half a second, all cancelled at once.
+        let count = 2000
+        let tokens = (0..<count).map { index in
+            timer.schedule(after: .milliseconds(100) + .microseconds(250 * index)) {}
+        }
+        let ran = Mutex(false)
+        _ = timer.schedule(after: .milliseconds(800)) { ran.withLock { $0 = true } }
+        let before = timer.wakeCount
+        for token in tokens { #expect(timer.cancel(token)) }
+        for _ in 0..<6000 where !ran.withLock({ $0 }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(ran.withLock { $0 })
+        // One wake at the first cancelled deadline, one for the live one, and slack for the
+        // first schedule's signal and a spurious wake. Waking for each cancelled deadline
+        // as it comes makes hundreds, even on a busy machine that oversleeps each by 10 ms.
+        let wakes = timer.wakeCount - before
+        #expect(wakes <= 6, "\(wakes) wakes for \(count) cancelled deadlines and one live one")
+        #expect(timer.heapCount == 0)
+    }
+
     @Test("cancels racing the timer from several threads settle each action once: run or cancelled")
     func racingCancels() async throws {
         let timer = DeadlineTimer()
