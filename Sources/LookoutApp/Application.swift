@@ -121,7 +121,7 @@ public func buildApplication(
     }
     WatchRoutes(access: ReadAccess(tokens: tokens)).register(in: &router)
     OperationsRoutes(checks: readiness, metrics: metrics).register(in: &router)
-    let deadlines = DeadlineTimer()
+    let deadlines = DeadlineTimer(coalescing: DeadlineTimer.longPollCoalescing)
     let crossOrigin = try configuration.corsOrigins.flatMap { origins throws(StartupError) in
         try CrossOrigin.parse(origins)
     }

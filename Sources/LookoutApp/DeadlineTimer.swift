@@ -1,4 +1,5 @@
 import Foundation
+import LookoutHTTP
 import Synchronization
 
 /// Runs actions at deadlines on one thread of its own; cancelling an action frees it at once.
@@ -51,6 +52,14 @@ final class DeadlineTimer: @unchecked Sendable {
     /// Below this many entries the heap is never rebuilt: skipping is cheaper.
     private static let smallestCompaction = 1024
 
+    /// How long past a deadline the timer may sleep, so that the deadlines after it within
+    /// that time run in the same wake.
+    let coalescing: Duration
+    /// The server's: a held poll's deadline is seconds away and jittered by a sixteenth
+    /// of its wait, so 10 ms late is nothing to its client. A crowd of polls timing out
+    /// over a second then costs a hundred wakes, not one each, and their 304s are
+    /// resumed, and shared, together (Benchmarks/README.md, stop 31).
+    static let longPollCoalescing: Duration = .milliseconds(10)
     private let clock = ContinuousClock()
     private let condition = NSCondition()
     private var heap: [Entry] = []
@@ -62,7 +71,8 @@ final class DeadlineTimer: @unchecked Sendable {
     /// Times the thread has woken from a wait, for any reason (for tests of its wakes).
     private let wakes = Atomic<Int>(0)
 
-    init() {
+    init(coalescing: Duration = .zero) {
+        self.coalescing = coalescing
         // The thread keeps the timer alive until `stop()`.
         let thread = Thread { self.run() }
         thread.name = "lookout.deadlines"
@@ -146,7 +156,7 @@ final class DeadlineTimer: @unchecked Sendable {
             }
             let now = clock.now
             guard first.deadline <= now else {
-                let wait = now.duration(to: first.deadline)
+                let wait = now.duration(to: first.deadline) + coalescing
                 let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
                 _ = condition.wait(until: Date().addingTimeInterval(seconds))
                 wakes.add(1, ordering: .relaxed)
@@ -163,7 +173,8 @@ final class DeadlineTimer: @unchecked Sendable {
                 }
             }
             condition.unlock()
-            due.forEach { $0() }
+            // Long-polls answered by these actions are resumed together, once they all are.
+            SuspendedRequest.resumingTogether { due.forEach { $0() } }
             condition.lock()
         }
         condition.unlock()

@@ -14,7 +14,8 @@ import Synchronization
 ///
 /// The polls one write wakes that see the same bytes (the same cached rendering, the same
 /// changed keys, and no `X-Request-Id` of their own to echo) are answered with one shared
-/// response, built once (``SuspendedRequest/respond(sharing:_:)``).
+/// response, built once (``SuspendedRequest/respond(sharing:_:)``). So are the 304s of the
+/// polls whose deadlines the timer runs in one wake (``DeadlineTimer/coalescing``).
 final class HeldPoll: FieldRegistrar.Waiter {
     /// What a held poll is answered with.
     enum Answer: Sendable {
@@ -88,13 +89,25 @@ final class HeldPoll: FieldRegistrar.Waiter {
 
     /// The 304 for the latest rendering, for the deadline and for shutdown.
     func notModified() -> HTTPResponse {
-        unchanged.response(requestID: requestID)
+        Self.unchanged(state.withLock { $0.view }, epoch: epoch).response(requestID: requestID)
     }
 
-    /// The 304 answer for the latest rendering.
-    private var unchanged: Answer {
+    /// The 304 answer for `view`.
+    private static func unchanged(_ view: RenderedView, epoch: String) -> Answer {
+        .notModified(EntityTag(epoch: epoch, revision: view.reads.revision), caching: view.caching)
+    }
+
+    /// Answers 304 at the deadline; shared when nothing in the answer is this poll's own.
+    private func answerUnchanged(_ held: SuspendedRequest) {
         let view = state.withLock { $0.view }
-        return .notModified(EntityTag(epoch: epoch, revision: view.reads.revision), caching: view.caching)
+        let unchanged = Self.unchanged(view, epoch: epoch)
+        guard requestID == nil, let name = view.sharedAs else {
+            held.respond(answer(.success(unchanged)))
+            return
+        }
+        // The cached rendering names the tag's revision and the caching headers.
+        let key = ["304", name, String(view.revision), epoch]
+        if held.respond(sharing: key, { unchanged.response(requestID: nil) }) { counted(304) }
     }
 
     /// Holds the poll for `wait` seconds plus jitter.
@@ -106,7 +119,7 @@ final class HeldPoll: FieldRegistrar.Waiter {
         let token = deadlines.schedule(after: .seconds(wait + jitter)) { [self] in
             // Cancelled here means not woken: nothing it read has changed.
             if let waiter = state.withLock({ $0.waiter }), store.cancel(waiter) {
-                held.respond(answer(.success(unchanged)))
+                answerUnchanged(held)
             }
         }
         deadline.withLock { $0 = token }
@@ -142,7 +155,7 @@ final class HeldPoll: FieldRegistrar.Waiter {
                 state.withLock { $0.waiter = waiter }
                 // A deadline that fired before the waiter was stored found nothing to cancel.
                 if let token = deadline.withLock({ $0 }), !deadlines.isPending(token), store.cancel(waiter) {
-                    held.respond(answer(.success(unchanged)))
+                    answerUnchanged(held)
                 }
                 return
             case .alreadyChanged(let keys, let revision):
@@ -191,10 +204,11 @@ final class HeldPoll: FieldRegistrar.Waiter {
             return
         }
         cancelDeadline()
-        // What the answer is made of: the cached rendering (its key and revision name its
-        // bytes), the epoch in its ETag, and the changed keys.
+        // What the answer is made of: its status, the cached rendering (its key and
+        // revision name its bytes), the epoch in its ETag, and the changed keys.
         var key: [String] = []
-        key.reserveCapacity(3 + changed.count)
+        key.reserveCapacity(4 + changed.count)
+        key.append("200")
         key.append(name)
         key.append(String(view.revision))
         key.append(epoch)

@@ -107,6 +107,30 @@ struct DeadlineTimerTests {
         #expect(timer.heapCount == 0)
     }
 
+    @Test("deadlines within the coalescing time of the first run in one wake, none before its deadline")
+    func coalescedDeadlines() async throws {
+        let timer = DeadlineTimer(coalescing: .milliseconds(50))
+        defer { timer.stop() }
+        let start = ContinuousClock.now
+        // 100 deadlines over 30 ms: the timer sleeps until the first plus 50 ms.
+        let delays = (0..<100).map { Duration.milliseconds(100) + .microseconds(300 * $0) }
+        let ran = Mutex<[(delay: Duration, at: Duration, wake: Int)]>([])
+        for delay in delays {
+            _ = timer.schedule(after: delay) {
+                let at = ContinuousClock.now - start
+                ran.withLock { $0.append((delay, at, timer.wakeCount)) }
+            }
+        }
+        for _ in 0..<6000 where ran.withLock({ $0.count }) < delays.count {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let runs = ran.withLock { $0 }
+        #expect(runs.count == delays.count)
+        #expect(runs.allSatisfy { $0.at >= $0.delay }, "an action ran before its deadline")
+        #expect(Set(runs.map(\.wake)).count == 1, "the deadlines ran in \(Set(runs.map(\.wake)).count) wakes")
+        #expect(runs.map(\.delay) == delays, "not in deadline order")
+    }
+
     @Test("cancels racing the timer from several threads settle each action once: run or cancelled")
     func racingCancels() async throws {
         let timer = DeadlineTimer()

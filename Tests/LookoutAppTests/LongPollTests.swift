@@ -67,6 +67,41 @@ struct LongPollTests {
         }
     }
 
+    @Test("polls on two views timing out together each get their own view's 304, and their own request id")
+    func deadlinesTogether() async throws {
+        try await withApp { app in
+            let editor = try await app.editorHeaders()
+            // Views at different revisions, so that their ETags differ.
+            let write = try await app.request(
+                "PATCH", "/v1/category_feeds/1", headers: editor, body: #"{"rank":9}"#)
+            #expect(write.status == 200)
+            let galleries = try #require(try await app.request("GET", "/v1/galleries").header("ETag"))
+            let feeds = try #require(try await app.request("GET", "/v1/category_feeds").header("ETag"))
+            #expect(galleries != feeds)
+            // Deadlines jittered over 62 ms, run by the timer 10 ms at a time: both views'
+            // polls time out in the same wakes, where their 304s are shared.
+            let polls = (0..<24).map { index in
+                (target: index % 2 == 0 ? "/v1/galleries?wait=1" : "/v1/category_feeds?wait=1",
+                 tag: index % 2 == 0 ? galleries : feeds,
+                 requestID: index < 2 ? "own-\(index)" : nil)
+            }
+            let answers = try await withThrowingTaskGroup(of: (Int, TestHTTPResponse).self) { group in
+                for (index, poll) in polls.enumerated() {
+                    var headers = [Self.json, ("If-None-Match", poll.tag)]
+                    if let id = poll.requestID { headers.append(("X-Request-Id", id)) }
+                    group.addTask { (index, try await app.request("GET", poll.target, headers: headers)) }
+                }
+                return try await group.reduce(into: [Int: TestHTTPResponse]()) { $0[$1.0] = $1.1 }
+            }
+            for (index, poll) in polls.enumerated() {
+                let answer = try #require(answers[index])
+                #expect(answer.status == 304, "\(poll.target)")
+                #expect(answer.header("ETag") == poll.tag, "\(poll.target)")
+                #expect(answer.header("X-Request-Id") == poll.requestID, "\(poll.target)")
+            }
+        }
+    }
+
     @Test("no cursor, a cursor from another epoch, or a changed read set: answered at once")
     func answeredAtOnce() async throws {
         try await withApp { app in
