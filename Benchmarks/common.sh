@@ -58,6 +58,9 @@ release_binary() { # repo-root
     [[ -z "$(git -C "$1" status --porcelain -- Sources Package.swift 2>/dev/null)" ]] || BINARY+=" + uncommitted changes"
 }
 
+# A loopback port free right now, chosen by the kernel.
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 # Waits up to 15 s for url to answer 2xx while pid lives.
 wait_until_answers() { # url pid name
     local url=$1 pid=$2 name=$3 i

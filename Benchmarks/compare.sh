@@ -123,7 +123,6 @@ json.dump({"collections": [{"name": "items", "public": True, "documents": docs}]
           open(sys.argv[2], "w"), separators=(",", ":"))
 PY
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 field() { grep -o "\b$1=[0-9.]*" | head -n 1 | cut -d= -f2; }
 
 # PSS of a process and its children, in KiB.

@@ -41,7 +41,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # Starts Lookout on $PORT with the given extra arguments; sets LOOKOUT_PID.
 start_lookout() {

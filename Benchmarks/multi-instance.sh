@@ -66,7 +66,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # PostgreSQL refuses root: as root it runs as nobody. Not a function, so that a server
 # started in the background is this shell's child, with its PID in $!.
 as_pg=()

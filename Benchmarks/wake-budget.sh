@@ -41,7 +41,7 @@ json.dump({"collections": [{"name": "items", "public": True, "documents": docs}]
 PY
 
 for mode in $MODES; do
-    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     rm -rf "$TMP/data"
     LOOKOUT_TRACE_WAKES="$TMP/trace-$mode.tsv" "$LOOKOUT_BIN" --port "$port" --bind 127.0.0.1 \
         --data-dir "$TMP/data" --data-file "$TMP/items.json" --database "$mode" --log-level warning \
