@@ -80,10 +80,9 @@ struct LongPollTests {
             #expect(galleries != feeds)
             // Deadlines jittered over 62 ms, run by the timer 10 ms at a time: both views'
             // polls time out in the same wakes, where their 304s are shared.
+            let views = [("/v1/galleries?wait=1", galleries), ("/v1/category_feeds?wait=1", feeds)]
             let polls = (0..<24).map { index in
-                (target: index % 2 == 0 ? "/v1/galleries?wait=1" : "/v1/category_feeds?wait=1",
-                 tag: index % 2 == 0 ? galleries : feeds,
-                 requestID: index < 2 ? "own-\(index)" : nil)
+                (target: views[index % 2].0, tag: views[index % 2].1, requestID: index < 2 ? "own-\(index)" : nil)
             }
             let answers = try await withThrowingTaskGroup(of: (Int, TestHTTPResponse).self) { group in
                 for (index, poll) in polls.enumerated() {
