@@ -118,3 +118,50 @@ nginx_temp_paths() { # dir
     local kind
     for kind in client_body proxy fastcgi uwsgi scgi; do printf '    %s_temp_path %s/%s;\n' "$kind" "$1" "${kind#client_}"; done
 }
+
+NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
+
+# Writes DIR/nginx.conf: nginx with Nchan on 127.0.0.1:PORT, in the foreground, a worker per
+# core. /sub/ID is a long-poll on channel ID and /events/ID an EventSource, both ended after
+# TIMEOUT seconds; /pub/ID publishes (one message kept); /healthz answers 200.
+write_nchan_conf() { # dir port timeout-seconds
+    local dir=$1 port=$2 timeout=$3
+    cat >"$dir/nginx.conf" <<CONF
+load_module $NCHAN_MODULE;
+worker_processes $(nproc);
+worker_rlimit_nofile 20000;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+daemon off;
+events { worker_connections 20000; }
+http {
+    access_log off;
+$(nginx_temp_paths "$dir")
+    keepalive_requests 1000000;
+    keepalive_timeout 600s;
+    server {
+        listen 127.0.0.1:$port;
+        location = /healthz { return 200 "ok"; }
+        location ~ ^/sub/(\\w+)\$ {
+            nchan_subscriber longpoll;
+            nchan_channel_id \$1;
+            nchan_subscriber_first_message newest;
+            nchan_subscriber_timeout ${timeout}s;
+        }
+        # EventSource: "oldest" of a one-message buffer is the newest message, sent at
+        # once like Lookout's current value ("newest" would wait for the next one).
+        location ~ ^/events/(\\w+)\$ {
+            nchan_subscriber eventsource;
+            nchan_channel_id \$1;
+            nchan_subscriber_first_message oldest;
+            nchan_subscriber_timeout ${timeout}s;
+        }
+        location ~ ^/pub/(\\w+)\$ {
+            nchan_publisher;
+            nchan_channel_id \$1;
+            nchan_message_buffer_length 1;
+        }
+    }
+}
+CONF
+}

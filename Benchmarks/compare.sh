@@ -59,7 +59,6 @@ SSE_FANOUTS="${SSE_FANOUTS:-10000}"
 BUDGET_FANOUT="${BUDGET_FANOUT:-}"
 KEEP_TMP="${KEEP_TMP:-0}"
 NGINX=/usr/sbin/nginx
-NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
 SESSIONS=10000
 
 phase() { [[ " $PHASES " == *" $1 "* ]]; }
@@ -155,44 +154,7 @@ start_lookout() { # mode
 start_nchan() {
     PORT=$(free_port)
     mkdir -p "$TMP/nginx"
-    cat >"$TMP/nginx/nginx.conf" <<CONF
-load_module $NCHAN_MODULE;
-worker_processes $(nproc);
-worker_rlimit_nofile 20000;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-daemon off;
-events { worker_connections 20000; }
-http {
-    access_log off;
-$(nginx_temp_paths "$TMP/nginx")
-    keepalive_requests 1000000;
-    keepalive_timeout 600s;
-    server {
-        listen 127.0.0.1:$PORT;
-        location = /healthz { return 200 "ok"; }
-        location ~ ^/sub/(\\w+)\$ {
-            nchan_subscriber longpoll;
-            nchan_channel_id \$1;
-            nchan_subscriber_first_message newest;
-            nchan_subscriber_timeout 300s;
-        }
-        # EventSource: "oldest" of a one-message buffer is the newest message, sent at
-        # once like Lookout's current value ("newest" would wait for the next one).
-        location ~ ^/events/(\\w+)\$ {
-            nchan_subscriber eventsource;
-            nchan_channel_id \$1;
-            nchan_subscriber_first_message oldest;
-            nchan_subscriber_timeout 300s;
-        }
-        location ~ ^/pub/(\\w+)\$ {
-            nchan_publisher;
-            nchan_channel_id \$1;
-            nchan_message_buffer_length 1;
-        }
-    }
-}
-CONF
+    write_nchan_conf "$TMP/nginx" "$PORT" 300
     "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan

@@ -25,7 +25,6 @@ COUNT="${COUNT:-10000}"
 WAIT="${WAIT:-20}"
 ROUNDS="${ROUNDS:-3}"
 NGINX=/usr/sbin/nginx
-NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
 for name in COUNT WAIT ROUNDS; do
     [[ ${!name} =~ ^[1-9][0-9]*$ ]] || die "$name must be a positive integer, got '${!name}'"
 done
@@ -75,31 +74,7 @@ start_nchan() {
     PORT=$(free_port)
     rm -rf "$TMP/nginx"
     mkdir -p "$TMP/nginx"
-    cat >"$TMP/nginx/nginx.conf" <<CONF
-load_module $NCHAN_MODULE;
-worker_processes $(nproc);
-worker_rlimit_nofile 20000;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-daemon off;
-events { worker_connections 20000; }
-http {
-    access_log off;
-$(nginx_temp_paths "$TMP/nginx")
-    keepalive_requests 1000000;
-    keepalive_timeout 600s;
-    server {
-        listen 127.0.0.1:$PORT;
-        location = /healthz { return 200 "ok"; }
-        location ~ ^/sub/(\\w+)\$ {
-            nchan_subscriber longpoll;
-            nchan_channel_id \$1;
-            nchan_subscriber_first_message newest;
-            nchan_subscriber_timeout ${WAIT}s;
-        }
-    }
-}
-CONF
+    write_nchan_conf "$TMP/nginx" "$PORT" "$WAIT"
     "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
