@@ -328,6 +328,9 @@ static size_t lk_guard_check_in_place(lk_guard_conn *conn, uint8_t *data, size_t
 static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length) {
     size_t out = 0;
     ssize_t got = 0;
+    // A read in this call found the client's end of stream. Not `got == 0`: a call that
+    // fills libmicrohttpd's buffer from what the guard holds reads nothing.
+    int at_end = 0;
     int saved_errno = errno;
     while (out < length && !conn->ended) {
         if (conn->ready > 0) {
@@ -364,6 +367,7 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
             // The usual case: read straight into libmicrohttpd's buffer and check in place.
             size_t room = length - out;
             got = recvfrom(conn->fd, buffer + out, room, 0, NULL, NULL);
+            at_end = got == 0;
             if (got <= 0) break;
             size_t count = (size_t)got;
             out += lk_guard_check_in_place(conn, buffer + out, &count);
@@ -376,6 +380,7 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
         // An element is incomplete: read more of it into the stash.
         size_t room = conn->loop->server->stash_capacity - conn->stash_length;
         got = room > 0 ? recvfrom(conn->fd, conn->stash + conn->stash_length, room, 0, NULL, NULL) : -1;
+        at_end = got == 0;
         if (got <= 0) {
             if (room == 0) errno = EAGAIN;  // cannot happen: a full stash is refused first
             break;
@@ -389,7 +394,7 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
     // reported there as a reset, which it closes on at once: now, or, when there are bytes
     // to give it first, at its next read, which a shutdown of our reading side brings on
     // (the end of stream was already signalled, and epoll signals only a change).
-    int ended = (got == 0 || conn->ended) && conn->frame.state != LK_FRAME_REFUSED &&
+    int ended = (at_end || conn->ended) && conn->frame.state != LK_FRAME_REFUSED &&
                 !(lk_frame_at_boundary(&conn->frame) && conn->stash_length == 0);
     if (out > 0) {
         if (ended && !conn->ended) {
@@ -403,7 +408,7 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
         errno = ECONNRESET;
         return -1;
     }
-    if (got == 0 && conn->frame.state != LK_FRAME_REFUSED) return 0;
+    if (at_end && conn->frame.state != LK_FRAME_REFUSED) return 0;
     if (got > 0 || conn->frame.state == LK_FRAME_REFUSED) errno = EAGAIN;
     return -1;
 }

@@ -53,6 +53,38 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("chunked bodies whose chunk lines fall across the server's reads arrive whole")
+    func chunkLinesAcrossReads() throws {
+        // Each request is written at once, so the server reads it in pieces of its own
+        // buffer's size, and some piece ends inside a chunk-size line. The guard keeps that
+        // line's start, reads on past it, and then gives libmicrohttpd the chunk data it
+        // read ahead, in as many reads as libmicrohttpd's buffer needs: none of them may be
+        // taken for the client's end of stream. With a list of header fields read, that
+        // buffer (4 KiB) is smaller than what the guard reads ahead (18 KiB).
+        try withServer({ $0.requestHeaders = ["X-Echo"] }) { server, _ in
+            for seed in 1...24 {
+                let length = 100_000 + seed * 31_337
+                let body = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ seed) }
+                var request = Array("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+                var offset = 0
+                var size = seed * 977
+                while offset < length {
+                    size = (size &* 7_919 &+ 104_729) % 40_000 + 1
+                    let end = min(offset + size, length)
+                    request += Array("\(String(end - offset, radix: 16))\r\n".utf8)
+                    request += body[offset..<end] + Array("\r\n".utf8)
+                    offset = end
+                }
+                request += Array("0\r\n\r\n".utf8)
+                let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                try connection.send(request)
+                let response = try connection.readResponse()
+                #expect(response.status == 200, "seed \(seed)")
+                #expect(response.body == body, "seed \(seed)")
+            }
+        }
+    }
+
     @Test("HEAD answers the headers of GET without a body, and the connection stays usable")
     func head() throws {
         try withServer { server, _ in
