@@ -39,6 +39,8 @@ struct lk_guard_conn {
     // The client's end of stream was read in the middle of a request, with bytes still to
     // give libmicrohttpd first.
     int ended;
+    // The client's end of stream was read: nothing it sent is left in the socket.
+    int drained;
     // Deadline of the request being read (0: none), and what it is computed from.
     uint64_t deadline_ms;
     uint64_t since_ms;
@@ -123,6 +125,13 @@ static void lk_guard_set_deadline(lk_guard_conn *conn, uint64_t deadline_ms) {
 }
 
 void lk_guard_close(lk_guard_conn *conn) {
+    // With MHD_USE_TURBO libmicrohttpd closes without shutting down its sending side
+    // first (lk_server.c). Where the client's bytes may still be unread, a close alone
+    // answers them with a reset, which can reach the client before it has read its answer
+    // (a refused body it is still sending): send the end of stream first, as
+    // libmicrohttpd does without turbo. Where its end of stream was read, nothing is
+    // unread and the close ends the stream itself.
+    if (!conn->drained) shutdown(conn->fd, SHUT_WR);
     atomic_store_explicit(&lk_guard_table[conn->fd], NULL, memory_order_release);
     lk_guard_unlist(conn);
     while (conn->targets != NULL) free(lk_guard_take_target(conn));
@@ -394,6 +403,7 @@ static ssize_t lk_guard_read(lk_guard_conn *conn, uint8_t *buffer, size_t length
     // reported there as a reset, which it closes on at once: now, or, when there are bytes
     // to give it first, at its next read, which a shutdown of our reading side brings on
     // (the end of stream was already signalled, and epoll signals only a change).
+    if (at_end) conn->drained = 1;
     int ended = (at_end || conn->ended) && conn->frame.state != LK_FRAME_REFUSED &&
                 !(lk_frame_at_boundary(&conn->frame) && conn->stash_length == 0);
     if (out > 0) {

@@ -44,6 +44,9 @@ public final class TestHTTPConnection {
     private var buffer: [UInt8] = []
     private var start = 0
     private var peerClosed = false
+    /// Whether the peer ended the connection with a reset (RST) rather than an end of
+    /// stream (FIN), as far as reading has seen.
+    public private(set) var wasReset = false
 
     /// Connects to a numeric IPv4 or IPv6 address such as `127.0.0.1` or `::1`.
     ///
@@ -238,7 +241,10 @@ public final class TestHTTPConnection {
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: throw TestHTTPError.timedOut
-            case ECONNRESET: peerClosed = true; throw TestHTTPError.closed
+            case ECONNRESET:
+                peerClosed = true
+                wasReset = true
+                throw TestHTTPError.closed
             default: throw TestHTTPError.closed
             }
         }

@@ -127,6 +127,28 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("a body refused while its client still sends it gets its 413, then an end of stream, not a reset")
+    func refusedWhileSending() throws {
+        // libmicrohttpd closes the connection with the rest of the body unread, and a close
+        // with unread bytes sends a reset: the end of stream must go before it, or the client
+        // reads a reset after (or instead of) its answer.
+        try withServer({ $0.maxBodyBytes = 1_000 }) { server, _ in
+            for _ in 1...5 {
+                let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                try connection.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                let chunk = Array("10000\r\n".utf8) + [UInt8](repeating: 120, count: 65_536) + Array("\r\n".utf8)
+                // Until the server closes; what its buffers hold is less than the kernel's.
+                for _ in 1...16 {
+                    guard (try? connection.send(chunk)) != nil else { break }
+                }
+                let response = try connection.readResponse()
+                #expect(response.status == 413)
+                #expect(connection.isClosedByPeer(within: .seconds(10)))
+                #expect(!connection.wasReset)
+            }
+        }
+    }
+
     @Test("headers larger than the connection memory are refused")
     func headersTooLarge() throws {
         try withServer({ $0.maxHeadBytes = 8 * 1024 }) { server, _ in
