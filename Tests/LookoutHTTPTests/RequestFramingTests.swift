@@ -195,6 +195,79 @@ struct RequestFramingTests {
         }
     }
 
+    @Test(
+        "well-formed pipelines of random bodies, written in random pieces, are each answered whole",
+        arguments: [nil, ["X-Echo"]] as [[String]?])
+    func randomPipelines(requestHeaders: [String]?) throws {
+        // Where the server's reads end (its buffer's size, the pieces the client writes)
+        // falls anywhere: inside a head, a chunk-size line, chunk data, between requests. With
+        // a list of header fields read, libmicrohttpd's buffer is smaller than what the guard
+        // may read ahead.
+        try withServer({ $0.requestHeaders = requestHeaders }) { server, _ in
+            var random = Mix64(state: requestHeaders == nil ? 1 : 2)
+            for _ in 1...40 {
+                let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                var bytes: [UInt8] = []
+                var bodies: [[UInt8]] = []
+                for index in 0..<random.below(5) + 1 {
+                    let length = random.below(4) == 0 ? random.below(20) : random.below(150_000)
+                    let seed = random.next()
+                    let body = (0..<length).map { UInt8(truncatingIfNeeded: UInt64($0) &* 131 &+ seed) }
+                    bodies.append(body)
+                    bytes += Self.framed(body, target: "/echo?\(index)", chunked: random.below(2) == 0, random: &random)
+                }
+                var offset = 0
+                while offset < bytes.count {
+                    let end = min(bytes.count, offset + 1 + random.below(random.below(2) == 0 ? 64 : 70_000))
+                    try connection.send(Array(bytes[offset..<end]))
+                    offset = end
+                }
+                for (index, body) in bodies.enumerated() {
+                    let response = try connection.readResponse()
+                    #expect(response.status == 200)
+                    #expect(response.header("X-Target") == "/echo?\(index)")
+                    #expect(response.body == body, "request \(index), \(body.count) bytes")
+                }
+            }
+        }
+    }
+
+    /// `body` as a POST to `target`: with Content-Length, or chunked in random sizes, some
+    /// chunk-size lines with an extension or a leading zero.
+    static func framed(_ body: [UInt8], target: String, chunked: Bool, random: inout Mix64) -> [UInt8] {
+        guard chunked else {
+            return Array("POST \(target) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+        }
+        var bytes = Array("POST \(target) HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        var offset = 0
+        while offset < body.count {
+            let end = min(body.count, offset + 1 + random.below(random.below(2) == 0 ? 100 : 40_000))
+            let size = String(end - offset, radix: 16)
+            let line = [size, "0" + size, size + ";a=b"][random.below(3)]
+            bytes += Array("\(line)\r\n".utf8) + body[offset..<end] + Array("\r\n".utf8)
+            offset = end
+        }
+        return bytes + Array("0\r\n\r\n".utf8)
+    }
+
+    /// SplitMix64: the same pipelines on every run.
+    struct Mix64 {
+        var state: UInt64
+
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+
+        /// A number in 0..<bound.
+        mutating func below(_ bound: Int) -> Int {
+            Int(next() % UInt64(bound))
+        }
+    }
+
     @Test("an absolute-form target is served as its path (RFC 9112 §3.2.2)")
     func absoluteForm() throws {
         try withServer { server, _ in
