@@ -10,7 +10,8 @@
 //   one status line, header fields, and exactly Content-Length bytes of body, then the
 //   next response (libmicrohttpd's own double status line would fail this);
 // - never more answers than expected, and fewer only when the server closed the
-//   connection (a request with Connection: close, HTTP/1.0): nothing stalls;
+//   connection after an answer saying so (Connection: close: a request asking for it,
+//   HTTP/1.0): nothing stalls, and no request is dropped unanswered;
 // - after a refusal the server closes the connection;
 // - the server survives: no crash, and it still answers a plain request afterwards.
 
@@ -137,13 +138,15 @@ static size_t expected_answers(const uint8_t *data, size_t length, int *refused)
 
 // Reads answers until `expected` have come (and, with `until_closed`, the server has closed
 // the connection), the server closes, or 4 s pass (a stall). Checks each is well-formed;
-// returns how many came, and sets *closed.
-static size_t read_answers(int fd, size_t expected, int until_closed, int *closed) {
+// returns how many came, and sets *closed, and *last_closes when the last one said
+// Connection: close.
+static size_t read_answers(int fd, size_t expected, int until_closed, int *closed, int *last_closes) {
     static char text[1 << 20];
     size_t length = 0;
     size_t position = 0;
     size_t answers = 0;
     *closed = 0;
+    *last_closes = 0;
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
@@ -170,6 +173,7 @@ static size_t read_answers(int fd, size_t expected, int until_closed, int *close
                               ? 0
                               : strtoul(field + 18, NULL, 10);
             if (body > length - head_end) break;
+            *last_closes = memmem(text + position, head_end - position, "\r\nConnection: close\r\n", 21) != NULL;
             position = head_end + body;
             answers++;
         }
@@ -224,7 +228,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
     size_t expected = expected_answers(data, sent, &refused);
     // After a refusal nothing more is read, and the connection closes.
     int closed = 0;
-    read_answers(fd, expected, refused, &closed);
+    int last_closes = 0;
+    size_t answers = read_answers(fd, expected, refused, &closed, &last_closes);
+    if (answers < expected && !last_closes) {
+        fprintf(stderr, "closed after %zu of %zu answers, without Connection: close\n", answers, expected);
+        abort();
+    }
     close(fd);
 
     // Still serving.
@@ -238,7 +247,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size) {
         abort();
     }
     int check_closed = 0;
-    if (read_answers(check, 1, 0, &check_closed) != 1) {
+    int check_closes = 0;
+    if (read_answers(check, 1, 0, &check_closed, &check_closes) != 1) {
         fprintf(stderr, "the server no longer answers\n");
         abort();
     }

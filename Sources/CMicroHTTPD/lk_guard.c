@@ -125,13 +125,15 @@ static void lk_guard_set_deadline(lk_guard_conn *conn, uint64_t deadline_ms) {
 }
 
 void lk_guard_close(lk_guard_conn *conn) {
-    // With MHD_USE_TURBO libmicrohttpd closes without shutting down its sending side
-    // first (lk_server.c). Where the client's bytes may still be unread, a close alone
-    // answers them with a reset, which can reach the client before it has read its answer
-    // (a refused body it is still sending): send the end of stream first, as
-    // libmicrohttpd does without turbo. Where its end of stream was read, nothing is
-    // unread and the close ends the stream itself.
-    if (!conn->drained) shutdown(conn->fd, SHUT_WR);
+    // The server ends the connection. Unless the client's end of stream was read, it may
+    // still be writing, and a close with its bytes unread would reset the connection and
+    // lose answers not yet sent: the thread drains it first (lk_linger.h). Where its end
+    // was read, nothing is unread, and libmicrohttpd's close (without a shutdown first,
+    // with MHD_USE_TURBO: lk_server.c) ends the stream itself.
+    if (!conn->drained) {
+        lk_thread *thread = conn->loop->thread;
+        lk_linger_start(&thread->lingering, thread->epoll_fd, conn->fd, lk_guard_now_ms());
+    }
     atomic_store_explicit(&lk_guard_table[conn->fd], NULL, memory_order_release);
     lk_guard_unlist(conn);
     while (conn->targets != NULL) free(lk_guard_take_target(conn));

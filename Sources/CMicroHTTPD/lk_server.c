@@ -498,6 +498,10 @@ static void *lk_thread_run(void *argument) {
         if (thread->due_ms != 0) {
             timeout = lk_sooner(timeout, thread->due_ms > clock_ms ? (long long)(thread->due_ms - clock_ms) : 0);
         }
+        if (thread->lingering.count > 0) {
+            if (now == 0) now = lk_guard_now_ms();
+            timeout = lk_sooner(timeout, lk_linger_sweep(&thread->lingering, now));
+        }
         LK_FOR_EACH(index, thread->guarded) {
             lk_loop *loop = &thread->loops[index];
             if (loop->deadlines != NULL) {
@@ -516,6 +520,8 @@ static void *lk_thread_run(void *argument) {
             uint64_t tag = events[index].data.u64;
             if (tag == LK_EVENT_LISTEN) {
                 lk_thread_accept(thread);
+            } else if (tag >= LK_LINGER_EVENT) {
+                lk_linger_readable(&thread->lingering, tag);
             } else if (tag == LK_EVENT_WAKE) {
                 // Drain, then clear the flag: a wake after the clear writes again, and one
                 // before it set its loop's flags before the runs below look at them.
@@ -649,6 +655,7 @@ static void lk_server_free(lk_mhd_server *server) {
         for (unsigned int shard = 0; thread->loops != NULL && shard < thread->loop_count; shard++) {
             if (thread->loops[shard].daemon != NULL) MHD_stop_daemon(thread->loops[shard].daemon);
         }
+        lk_linger_close_all(&thread->lingering);
         free(thread->loops);
         if (thread->wake_fd >= 0) close(thread->wake_fd);
         if (thread->epoll_fd >= 0) close(thread->epoll_fd);

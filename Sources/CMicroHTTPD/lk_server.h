@@ -3,6 +3,7 @@
 #define LK_SERVER_H
 
 #include "lk_clients.h"
+#include "lk_linger.h"
 #include "lk_frame.h"
 #include "lk_guard.h"
 #include "lk_mhd.h"
@@ -93,6 +94,8 @@ struct lk_thread {
     atomic_ullong spin_hits;  // waits that polling ended, without sleeping
     // Work posted to run on this thread (lk_mhd_post), newest first.
     _Atomic(struct lk_task *) tasks;
+    // Connections closed here while their clients may still be writing, drained first.
+    lk_lingering lingering;
 };
 
 struct lk_mhd_server {

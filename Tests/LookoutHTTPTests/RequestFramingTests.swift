@@ -195,6 +195,28 @@ struct RequestFramingTests {
         }
     }
 
+    @Test("answers owed before a refusal all arrive, though the client wrote more behind it")
+    func answersBeforeRefusalArrive() throws {
+        // The server closes with the bytes after the refusal unread. Closed at once, the
+        // connection would be reset, and answers not yet sent (or not yet read) lost.
+        try withServer { server, _ in
+            for _ in 1...20 {
+                let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                var bytes: [UInt8] = []
+                for index in 0..<40 { bytes += Array("GET /echo?\(index) HTTP/1.1\r\nHost: x\r\n\r\n".utf8) }
+                bytes += Array("GET /echo HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n".utf8)
+                bytes += [UInt8](repeating: 65, count: 32_768)
+                try connection.send(bytes)
+                for index in 0..<40 {
+                    #expect(try connection.readResponse().header("X-Target") == "/echo?\(index)")
+                }
+                #expect(try connection.readResponse().status == 400)
+                #expect(connection.isClosedByPeer(within: .seconds(10)))
+                #expect(!connection.wasReset)
+            }
+        }
+    }
+
     @Test(
         "well-formed pipelines of random bodies, written in random pieces, are each answered whole",
         arguments: [nil, ["X-Echo"]] as [[String]?])
