@@ -33,8 +33,10 @@ void lk_linger_readable(lk_lingering *set, uint64_t tag) {
     size_t index = 0;
     while (index < set->count && set->entries[index].fd != fd) index++;
     if (index == set->count) return;
+    // At most LK_LINGER_READS reads a turn: a client that keeps writing does not hold the
+    // thread; the socket stays readable, and its deadline ends it.
     char dropped[16384];
-    for (;;) {
+    for (int reads = 0; reads < LK_LINGER_READS; reads++) {
         ssize_t got = recvfrom(fd, dropped, sizeof(dropped), MSG_DONTWAIT, NULL, NULL);
         if (got > 0) continue;
         if (got < 0 && errno == EINTR) continue;

@@ -25,6 +25,7 @@ extern "C" {
 enum {
     LK_LINGER_MS = 5000,  // longest a closed connection is drained
     LK_LINGER_MAX = 256,  // lingering sockets per thread; past it a close is a plain one
+    LK_LINGER_READS = 16,  // reads of a lingering socket per turn of its thread's loop
 };
 
 /// The epoll tag of a lingering socket: this plus its descriptor.

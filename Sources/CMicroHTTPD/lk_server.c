@@ -595,8 +595,8 @@ static struct MHD_Daemon *lk_start_daemon(lk_mhd_server *server, lk_loop *loop, 
     //   enters it only when a read finds nothing: a long-poll whose request came with the
     //   connection is suspended without ever being added, so it costs no epoll_ctl to add
     //   it and none to take it out on suspending;
-    // - a connection is closed without shutdown(SHUT_WR) first; the guard sends that end
-    //   of stream itself where the client's bytes may be unread (lk_guard_close);
+    // - a connection is closed without shutdown(SHUT_WR) first; where the client may still
+    //   be writing, the guard ends the stream itself and drains it (lk_linger.h);
     // - an added socket is checked to be close-on-exec (one more fcntl), which ours are.
     unsigned int flags = MHD_USE_EPOLL | MHD_USE_TURBO | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_NO_LISTEN_SOCKET;
     return MHD_start_daemon(flags, 0, NULL, NULL, lk_on_access, loop, MHD_OPTION_ARRAY, options, MHD_OPTION_END);
