@@ -1,5 +1,6 @@
 import Foundation
 import LookoutJSON
+import LookoutTestSupport
 
 /// A seeded random data file for comparing who may read what against
 /// ``ReferenceAccess``: three or four collections, each public as a whole, in part or not

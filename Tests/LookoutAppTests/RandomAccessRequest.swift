@@ -1,4 +1,5 @@
 import LookoutJSON
+import LookoutTestSupport
 
 /// Makes random reads of an ``AccessWorld``: documents and lists with random `fields`,
 /// `expand`, filters, `sort`, `q` and paging, and multi-read watches, naming public and

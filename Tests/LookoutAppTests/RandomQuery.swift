@@ -1,4 +1,5 @@
 import LookoutJSON
+import LookoutTestSupport
 
 /// Makes random list queries over one collection, percent-encoded as a client sends them.
 ///

@@ -226,7 +226,7 @@ struct RequestFramingTests {
         // a list of header fields read, libmicrohttpd's buffer is smaller than what the guard
         // may read ahead.
         try withServer({ $0.requestHeaders = requestHeaders }) { server, _ in
-            var random = Mix64(state: requestHeaders == nil ? 1 : 2)
+            var random = SplitMix64(seed: requestHeaders == nil ? 1 : 2)  // the same pipelines on every run
             for _ in 1...40 {
                 let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
                 var bytes: [UInt8] = []
@@ -256,7 +256,7 @@ struct RequestFramingTests {
 
     /// `body` as a POST to `target`: with Content-Length, or chunked in random sizes, some
     /// chunk-size lines with an extension or a leading zero.
-    static func framed(_ body: [UInt8], target: String, chunked: Bool, random: inout Mix64) -> [UInt8] {
+    static func framed(_ body: [UInt8], target: String, chunked: Bool, random: inout SplitMix64) -> [UInt8] {
         guard chunked else {
             return Array("POST \(target) HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
         }
@@ -270,24 +270,6 @@ struct RequestFramingTests {
             offset = end
         }
         return bytes + Array("0\r\n\r\n".utf8)
-    }
-
-    /// SplitMix64: the same pipelines on every run.
-    struct Mix64 {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        /// A number in 0..<bound.
-        mutating func below(_ bound: Int) -> Int {
-            Int(next() % UInt64(bound))
-        }
     }
 
     @Test("an absolute-form target is served as its path (RFC 9112 §3.2.2)")
