@@ -43,7 +43,7 @@ public final class TestPostgres: Sendable {
     public let port: Int
     public let directory: String
     private let binaries: String
-    private let process = Mutex<Process?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
     private let databases = Atomic<Int>(0)
 
     /// Creates a cluster and starts it.
@@ -80,19 +80,15 @@ public final class TestPostgres: Sendable {
         let log = directory + "/server.log"
         FileManager.default.createFile(atPath: log, contents: nil)
         try? Self.giveToServerUser(log)
-        let process = Process()
         let (executable, arguments) = Self.asServerUser(
             binaries + "/postgres",
             [
                 "-D", directory + "/data", "-p", String(port), "-k", directory, "-c", "listen_addresses=127.0.0.1",
                 "-c", "fsync=off", "-c", "max_connections=300", "-c", "shared_buffers=32MB",
             ])
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle(forWritingAtPath: log)
-        process.standardError = FileHandle(forWritingAtPath: log)
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess(executable, arguments, standardOutput: .file(log), standardError: .file(log))
         } catch {
             throw Failure(description: "cannot start postgres: \(error)")
         }
@@ -109,7 +105,7 @@ public final class TestPostgres: Sendable {
     /// Stops the server (fast shutdown: sessions are cut) and waits until it has exited.
     public func stop() {
         guard let process = process.withLock({ $0.take() }) else { return }
-        kill(process.processIdentifier, SIGINT)
+        process.send(SIGINT)
         process.waitUntilExit()
     }
 
@@ -120,21 +116,15 @@ public final class TestPostgres: Sendable {
     }
 
     private func run(_ executable: String, _ arguments: [String]) throws(Failure) {
-        let process = Process()
         let (command, all) = Self.asServerUser(executable, arguments)
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = all
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
+        let ending: ChildProcess.Ending
+        let text: String
         do {
-            try process.run()
+            (ending, text) = try ChildProcess.run(command, all)
         } catch {
             throw Failure(description: "cannot run \(executable): \(error)")
         }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        guard ending == .exited(0) else {
             throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) failed: \(text)")
         }
     }
@@ -194,12 +184,8 @@ public final class TestPostgres: Sendable {
 
     /// Whether the server takes connections (`pg_isready`).
     private func isReady() -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binaries + "/pg_isready")
-        process.arguments = ["-q", "-h", "127.0.0.1", "-p", String(port), "-U", "lookout"]
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+        let arguments = ["-q", "-h", "127.0.0.1", "-p", String(port), "-U", "lookout"]
+        return (try? ChildProcess.run(binaries + "/pg_isready", arguments))?.ending == .exited(0)
     }
 }
 

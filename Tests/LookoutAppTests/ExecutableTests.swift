@@ -10,28 +10,17 @@ struct ExecutableTests {
         .appendingPathComponent("lookout")
 
     /// A running `lookout serve`, with its standard error collected.
-    final class RunningLookout: @unchecked Sendable {
-        // @unchecked Sendable: `log` is guarded by `lock`; the process is only signalled.
-        let process = Process()
-        private let lock = NSLock()
-        private var log = Data()
+    final class RunningLookout: Sendable {
+        let process: ChildProcess
 
         init(arguments: [String], environment: [String: String] = [:]) throws {
-            process.executableURL = ExecutableTests.binary
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let pipe = Pipe()
-            process.standardError = pipe
-            process.standardOutput = FileHandle.nullDevice
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                guard let self, !data.isEmpty else { return }
-                self.lock.withLock { self.log.append(data) }
-            }
-            try process.run()
+            process = try ChildProcess(
+                ExecutableTests.binary.path, arguments,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                standardError: .collect)
         }
 
-        var text: String { lock.withLock { String(decoding: log, as: UTF8.self) } }
+        var text: String { process.output }
 
         /// Waits for the "listening" line and returns the port it names.
         func port() async throws -> Int {
@@ -45,13 +34,20 @@ struct ExecutableTests {
             throw StartFailed(log: text)
         }
 
+        /// Waits up to 30 s for the process to end and returns its exit status (128 plus the
+        /// signal when a signal ended it).
         func waitForExit() async throws -> Int32 {
-            for _ in 0..<1_000 where process.isRunning {
+            for _ in 0..<3_000 where process.isRunning {
                 try await Task.sleep(for: .milliseconds(10))
             }
-            return process.terminationStatus
+            guard !process.isRunning else { throw StillRunning() }
+            return process.waitUntilExit().status
         }
+
+        func send(_ signal: Int32) { process.send(signal) }
     }
+
+    struct StillRunning: Error {}
 
     struct StartFailed: Error {
         let log: String
@@ -59,15 +55,8 @@ struct ExecutableTests {
 
     @Test("--help lists the options with their environment variables")
     func help() async throws {
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--help"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (ending, output) = try ChildProcess.run(Self.binary.path, ["serve", "--help"])
+        #expect(ending == .exited(0))
         for name in [
             "--port", "LOOKOUT_PORT", "--data-dir", "LOOKOUT_DATA_DIR", "--bind", "--token-lifetime",
             "--max-body-bytes",
@@ -87,7 +76,7 @@ struct ExecutableTests {
             let response = try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }
             #expect(response.status == 200)
             #expect(FileManager.default.fileExists(atPath: directory + "/signing-keys.json"))
-            kill(lookout.process.processIdentifier, signal)
+            lookout.send(signal)
             #expect(try await lookout.waitForExit() == 0)
             #expect(lookout.text.contains("stopped"))
         }
@@ -99,7 +88,7 @@ struct ExecutableTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let lookout = try RunningLookout(
             arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", directory, "--log-level", "debug"])
-        defer { kill(lookout.process.processIdentifier, SIGTERM) }
+        defer { lookout.send(SIGTERM) }
         let port = try await lookout.port()
         let response = try await offPool {
             try TestHTTP.request(port: port, "GET", "/v1/nothing", headers: [("X-Request-Id", "trace-me-42")])
@@ -129,7 +118,7 @@ struct ExecutableTests {
             if metrics.contains("\nlookout_held_sessions 1.0") { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        kill(lookout.process.processIdentifier, SIGTERM)
+        lookout.send(SIGTERM)
         let response = try await held
         #expect(response.status == 304)
         #expect(response.header("ETag") == tag)
@@ -146,5 +135,39 @@ struct ExecutableTests {
         let badEnvironment = try RunningLookout(arguments: [], environment: ["LOOKOUT_PORT": "abc"])
         #expect(try await badEnvironment.waitForExit() != 0)
         #expect(badEnvironment.text.contains("LOOKOUT_PORT"))
+    }
+}
+
+/// The tests' own way of running programs, which every test above and TestPostgres use.
+@Suite("Child processes started by the tests", .timeLimit(.minutes(1)))
+struct ChildProcessTests {
+    @Test("a child's output is collected whole, and its exit status or signal reported")
+    func endings() throws {
+        let many = try ChildProcess.run("/bin/sh", ["-c", "seq 1 20000; echo to-stderr >&2; exit 3"])
+        #expect(many.ending == .exited(3))
+        let lines = many.output.split(separator: "\n")
+        #expect(lines.count == 20_001)
+        #expect(lines.first == "1")
+        #expect(lines.contains("to-stderr"))
+        let child = try ChildProcess("/bin/sleep", ["60"])
+        #expect(child.isRunning)
+        child.send(SIGKILL)
+        #expect(child.waitUntilExit() == .signalled(SIGKILL))
+        #expect(child.waitUntilExit().status == 128 + SIGKILL)
+        #expect(!child.isRunning)
+        #expect(throws: ChildProcess.Failure.self) { try ChildProcess("/nonexistent/program", []) }
+    }
+
+    @Test("a child gets only the three standard streams, not this process's open descriptors")
+    func descriptors() throws {
+        // A pipe without close-on-exec, as a test's socket may be.
+        var ends: [Int32] = [-1, -1]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let listed = try ChildProcess.run("/bin/sh", ["-c", "ls /proc/$$/fd"])
+        #expect(listed.ending == .exited(0))
+        let open = Set(listed.output.split(separator: "\n").compactMap { Int32($0) })
+        #expect(!open.contains(ends[0]) && !open.contains(ends[1]), "\(open.sorted())")
+        #expect(open.isSuperset(of: [0, 1, 2]), "\(open.sorted())")
     }
 }

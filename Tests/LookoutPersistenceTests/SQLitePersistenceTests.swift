@@ -2,6 +2,7 @@ import Foundation
 import LookoutJSON
 import LookoutPersistence
 import LookoutStore
+import LookoutTestSupport
 import Testing
 
 @Suite("SQLite storage: refusing bad files, a full disk, backups")
@@ -18,11 +19,9 @@ struct SQLitePersistenceTests {
         #expect(!FileManager.default.fileExists(atPath: garbage + "-wal"))
 
         let foreign = directory + "/foreign.sqlite"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [foreign, "PRAGMA application_id = 42; CREATE TABLE t (x);"]
-        try process.run()
-        process.waitUntilExit()
+        let made = try ChildProcess.run(
+            "/usr/bin/sqlite3", [foreign, "PRAGMA application_id = 42; CREATE TABLE t (x);"])
+        #expect(made.ending == .exited(0), "\(made.output)")
         let foreignBefore = try Data(contentsOf: URL(fileURLWithPath: foreign))
         do {
             _ = try SQLitePersistence(path: foreign)
