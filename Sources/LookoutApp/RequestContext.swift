@@ -46,7 +46,7 @@ final class RequestContext: Sendable {
     /// parameters such as `charset=utf-8`.
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = (contentType.split(separator: ";", maxSplits: 1).first ?? "").trimmingSpaces().lowercased()
-        return mediaType == "application/json" || mediaType == "application/merge-patch+json"
+        let mediaType = (contentType[...].splitting(at: ";", maxSplits: 1).first ?? "").trimmingSpaces()
+        return ["application/json", "application/merge-patch+json"].contains { mediaType.isLowercased(as: $0) }
     }
 }

@@ -70,10 +70,7 @@ struct Router: Sendable {
     }
 
     func match(method: String, path: Substring) -> Match {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        // "/a//b" and "/a/" name nothing here.
-        guard path.first == "/", !parts.contains(where: \.isEmpty) || path == "/" else { return .notFound }
-        let decoded = parts.map { QueryParameters.decode($0, plusIsSpace: false) }
+        guard let decoded = Self.segments(of: path) else { return .notFound }
         // The most specific pattern that matches the path wins, whatever the method: a
         // literal segment beats a parameter (/v1/auth/login before /v1/{collection}/{id}),
         // so PUT /v1/auth/login is 405, not a write to a collection named "auth". Then the
@@ -103,6 +100,18 @@ struct Router: Sendable {
             }
         }
         return .methodNotAllowed(allowed)
+    }
+
+    /// The path's segments after its leading `/`, split by `Character` (by byte when the
+    /// path is ASCII: ``Substring/splitting(at:maxSplits:omittingEmptySubsequences:)``) and
+    /// then percent-decoded; nil when it does not start with `/` or has an empty segment
+    /// ("/a//b", "/a/"). "/" alone is one empty segment.
+    static func segments(of path: Substring) -> [String]? {
+        guard path.first == "/" else { return nil }
+        var parts = path.splitting(at: "/", omittingEmptySubsequences: false)
+        parts.removeFirst()
+        guard path == "/" || !parts.contains(where: { $0.isEmpty }) else { return nil }
+        return parts.map { QueryParameters.decode($0, plusIsSpace: false) }
     }
 
     /// Whether a pattern beats another at their first differing segment (literal over parameter).

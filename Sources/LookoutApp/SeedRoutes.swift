@@ -74,8 +74,8 @@ struct SeedRoutes: Sendable {
 enum BearerToken {
     static func parse(_ header: String?) throws(AuthError) -> String {
         guard let header else { throw .missingToken }
-        let parts = header.split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .notBearer }
+        let parts = header[...].splitting(at: " ", "\t", maxSplits: 1)
+        guard parts.count == 2, parts[0].isLowercased(as: "bearer") else { throw .notBearer }
         let token = parts[1].trimmingSpaces()
         guard !token.isEmpty else { throw .invalidToken("the token is empty") }
         return String(token)

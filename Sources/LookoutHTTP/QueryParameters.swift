@@ -15,19 +15,20 @@ public struct QueryParameters: Sendable {
 
     /// Each `name=value` item as sent, still encoded; `pairs[i]` is `items[i]` decoded.
     /// Split again when asked, rather than kept: a held poll keeps its query.
-    public var items: [Substring] { raw.split(separator: "&") }
+    public var items: [Substring] { raw.splitting(at: "&") }
 
     /// Splits `query` (the target's part after `?`, still encoded) at `&` and decodes it.
     public init(_ query: Substring) {
         raw = query
-        pairs = query.split(separator: "&").map { item in
-            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        pairs = query.splitting(at: "&").map { item in
+            let parts = item.splitting(at: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (Self.decode(parts[0]), parts.count > 1 ? Self.decode(parts[1]) : "")
         }
     }
 
     /// The items as sent whose names are not in `excluded`, joined by `&`.
     public func encoded(excluding excluded: Set<String>) -> String {
+        if pairs.isEmpty { return "" }
         let items = items
         if items.count == 1, !excluded.contains(pairs[0].name) { return String(items[0]) }
         return zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")

@@ -1,4 +1,5 @@
 import LookoutHTTP
+import LookoutTestSupport
 import Testing
 
 @Suite("Entity tags")
@@ -16,5 +17,31 @@ struct EntityTagTests {
         arguments: [#""-2"#, #"" x-1""#, "a b-1", #""x-1", "0a1b-42""#, "a,b-1", "a\u{7f}-1", "a\tb-1"])
     func unprintable(_ text: String) {
         #expect(EntityTag(parsing: text[...]) == nil)
+    }
+
+    @Test("ASCII headers, parsed by byte, give what parsing by Unicode scalar gives")
+    func asciiAsByScalar() {
+        let pieces = [
+            "\"", "W/", "-", "0a1b", "42", ",", " ", "\t", "*", "+7", "x", "-1", "W", "/", "\u{7f}", "é", "\u{301}",
+        ]
+        var random = SplitMix64(seed: 9)
+        var parsed = 0
+        for _ in 0..<20_000 {
+            let text = (0..<random.below(8)).map { _ in pieces[random.below(pieces.count)] }.joined()
+            let elements = text.headerListElements()
+            let first = elements.lazy.compactMap { EntityTag(parsing: $0) }.first
+            #expect(
+                EntityTag(parsing: text[...]) == EntityTag(parsing: text[...].unicodeScalars),
+                "\(text.debugDescription)")
+            #expect(EntityTag.first(in: text) == first, "\(text.debugDescription)")
+            for tag in [EntityTag(epoch: "0a1b", revision: 42)] + elements.compactMap(EntityTag.init) {
+                let byScalar = elements.contains {
+                    $0.elementsEqual("*".unicodeScalars) || EntityTag(parsing: $0) == tag
+                }
+                #expect(tag.isMatched(byIfNoneMatch: text) == byScalar, "\(text.debugDescription) \(tag.header)")
+            }
+            if first != nil { parsed += 1 }
+        }
+        #expect(parsed > 1_000, "enough headers that hold a tag")
     }
 }
