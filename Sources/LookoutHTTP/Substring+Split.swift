@@ -8,36 +8,52 @@ extension Substring {
     public func splitting(
         at separators: Unicode.Scalar..., maxSplits: Int = .max, omittingEmptySubsequences: Bool = true
     ) -> [Substring] {
-        precondition(separators.allSatisfy(\.isASCII), "ASCII separators")
-        guard utf8.allSatisfy({ $0 < 0x80 }) else {
+        // The separators as a 128-bit set of ASCII bytes.
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        for separator in separators {
+            precondition(separator.isASCII, "ASCII separators")
+            let byte = UInt64(separator.value)
+            if byte < 64 { low |= 1 << byte } else { high |= 1 << (byte - 64) }
+        }
+        let offsets = withASCIIBytes { bytes -> [Range<Int>] in
+            // The steps of the standard library's split, on the bytes.
+            var pieces: [Range<Int>] = []
+            var start = 0
+            if maxSplits > 0 {
+                for index in bytes.indices {
+                    let byte = UInt64(bytes[index])
+                    guard (byte < 64 ? low >> byte : high >> (byte - 64)) & 1 == 1 else { continue }
+                    let appended = !(omittingEmptySubsequences && start == index)
+                    if appended { pieces.append(start..<index) }
+                    start = index + 1
+                    if appended && pieces.count == maxSplits { break }
+                }
+            }
+            if start != bytes.count || !omittingEmptySubsequences { pieces.append(start..<bytes.count) }
+            return pieces
+        }
+        guard let offsets else {
             let characters = separators.map(Character.init)
             return split(
                 maxSplits: maxSplits, omittingEmptySubsequences: omittingEmptySubsequences,
                 whereSeparator: characters.contains)
         }
-        // The steps of the standard library's split, on the bytes.
-        let bytes = utf8
-        let separatorBytes = separators.map { UInt8(ascii: $0) }
-        var pieces: [Substring] = []
-        var start = bytes.startIndex
-        var index = start
-        if maxSplits > 0 {
-            while index != bytes.endIndex {
-                guard separatorBytes.contains(bytes[index]) else {
-                    bytes.formIndex(after: &index)
-                    continue
-                }
-                let appended = !(omittingEmptySubsequences && start == index)
-                if appended { pieces.append(self[start..<index]) }
-                bytes.formIndex(after: &index)
-                start = index
-                if appended && pieces.count == maxSplits { break }
-            }
+        return offsets.map { self[index(atByte: $0.lowerBound)..<index(atByte: $0.upperBound)] }
+    }
+
+    /// `body` over the text's bytes when they are all ASCII; nil otherwise.
+    func withASCIIBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
+        var text = self  // withUTF8 is mutating: it makes a bridged string contiguous
+        return text.withUTF8 { bytes -> Result? in
+            for byte in bytes where byte >= 0x80 { return nil }
+            return body(bytes)
         }
-        if start != bytes.endIndex || !omittingEmptySubsequences {
-            pieces.append(self[start..<bytes.endIndex])
-        }
-        return pieces
+    }
+
+    /// The index `offset` bytes from the start.
+    func index(atByte offset: Int) -> Index {
+        utf8.index(startIndex, offsetBy: offset)
     }
 }
 
@@ -45,11 +61,13 @@ extension Substring {
     /// Whether `lowercased()` is `lowercase`, which is ASCII: compared byte by byte when
     /// the text is ASCII, where lowercasing maps only `A`–`Z`, without making a string.
     public func isLowercased(as lowercase: StaticString) -> Bool {
-        guard utf8.allSatisfy({ $0 < 0x80 }) else { return lowercased() == lowercase.description }
-        return lowercase.withUTF8Buffer { expected in
-            utf8.elementsEqual(expected) { byte, wanted in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == wanted : byte == wanted
+        let equal = withASCIIBytes { bytes in
+            lowercase.withUTF8Buffer { expected in
+                bytes.elementsEqual(expected) { byte, wanted in
+                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == wanted : byte == wanted
+                }
             }
         }
+        return equal ?? (lowercased() == lowercase.description)
     }
 }

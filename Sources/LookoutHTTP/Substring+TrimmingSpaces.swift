@@ -2,17 +2,17 @@ extension Substring {
     /// The text without the optional whitespace around a header value or list element
     /// (RFC 9110 §5.6.3: spaces and tabs).
     public func trimmingSpaces() -> Substring {
-        if utf8.allSatisfy({ $0 < 0x80 }) {
+        let ends = withASCIIBytes { bytes -> Range<Int> in
             // In ASCII each byte is a Character ("\r\n" aside, which holds no space or tab):
             // the same ends, found without grapheme breaking.
-            let bytes = utf8
             let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-            var start = bytes.startIndex
-            var end = bytes.endIndex
-            while start != end, isSpace(bytes[start]) { bytes.formIndex(after: &start) }
-            while start != end, isSpace(bytes[bytes.index(before: end)]) { bytes.formIndex(before: &end) }
-            return self[start..<end]
+            var start = 0
+            var end = bytes.count
+            while start != end, isSpace(bytes[start]) { start += 1 }
+            while start != end, isSpace(bytes[end - 1]) { end -= 1 }
+            return start..<end
         }
+        if let ends { return self[index(atByte: ends.lowerBound)..<index(atByte: ends.upperBound)] }
         var text = self
         while text.first == " " || text.first == "\t" { text.removeFirst() }
         while text.last == " " || text.last == "\t" { text.removeLast() }
