@@ -16,8 +16,9 @@ public struct EntityTag: Equatable, Sendable {
     /// space, control character or `"` (RFC 9110's etagc), and no `,`, which would split
     /// it in a header list.
     public init?(parsing text: Substring) {
-        if text.utf8.allSatisfy(Self.isASCII) {
-            self.init(ascii: text.utf8)
+        if let tag = text.withASCIIBytes(EntityTag.init(ascii:)) {
+            guard let tag else { return nil }
+            self = tag
         } else {
             self.init(parsing: text.unicodeScalars)
         }
@@ -45,29 +46,47 @@ public struct EntityTag: Equatable, Sendable {
     /// ``init(parsing:)-(Substring.UnicodeScalarView)`` for text that is all ASCII, where
     /// each byte is a scalar: the same steps on the bytes, without the scalar view's
     /// decoding. A poll's `If-None-Match` is parsed on every poll, and is ASCII in practice.
-    private init?(ascii bytes: Substring.UTF8View) {
-        var tag = bytes
-        while let first = tag.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { tag.removeFirst() }
-        while let last = tag.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { tag.removeLast() }
-        if tag.starts(with: "W/".utf8) { tag = tag.dropFirst(2) }
-        if tag.count >= 2, tag.first == UInt8(ascii: "\""), tag.last == UInt8(ascii: "\"") {
-            tag = tag.dropFirst().dropLast()
+    private init?(ascii tag: UnsafeBufferPointer<UInt8>) {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = 0
+        var end = tag.count
+        while start < end, isSpace(tag[start]) { start += 1 }
+        while start < end, isSpace(tag[end - 1]) { end -= 1 }
+        if end - start >= 2, tag[start] == UInt8(ascii: "W"), tag[start + 1] == UInt8(ascii: "/") { start += 2 }
+        if end - start >= 2, tag[start] == UInt8(ascii: "\""), tag[end - 1] == UInt8(ascii: "\"") {
+            start += 1
+            end -= 1
         }
-        guard let dash = tag.lastIndex(of: UInt8(ascii: "-")),
-            let revision = UInt64(Substring(tag[tag.index(after: dash)...])),
-            tag[..<dash].allSatisfy(Self.isEpochByte)
+        guard let dash = (start..<end).last(where: { tag[$0] == UInt8(ascii: "-") }),
+            (start..<dash).allSatisfy({ Self.isEpochByte(tag[$0]) }),
+            let revision = UInt64(String(decoding: UnsafeBufferPointer(rebasing: tag[(dash + 1)..<end]), as: UTF8.self))
         else {
             return nil
         }
-        self.epoch = String(Substring(tag[..<dash]))
+        self.epoch = String(decoding: UnsafeBufferPointer(rebasing: tag[start..<dash]), as: UTF8.self)
         self.revision = revision
     }
 
-    private static func isASCII(_ byte: UInt8) -> Bool { byte < 0x80 }
+    /// `body` over each element of a header list that is all ASCII, as
+    /// ``String/headerListElements()`` splits it (elements of spaces only included), until
+    /// it returns true; nil when the header is not ASCII.
+    private static func firstASCIIElement(
+        of header: String, where body: (UnsafeBufferPointer<UInt8>) -> Bool
+    ) -> Bool? {
+        header[...].withASCIIBytes { bytes in
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ",") {
+                if index > start, body(UnsafeBufferPointer(rebasing: bytes[start..<index])) { return true }
+                start = index + 1
+            }
+            return false
+        }
+    }
 
-    /// The tags of a header list that is all ASCII, as ``String/headerListElements()`` splits it.
-    private static func asciiListElements(_ header: String) -> [Substring.UTF8View] {
-        header[...].utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true)
+    /// Whether a list element is `*`, spaces around it aside: its only byte that is not a
+    /// space or tab is `*`.
+    private static func isStar(_ element: UnsafeBufferPointer<UInt8>) -> Bool {
+        element.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") } == [UInt8(ascii: "*")]
     }
 
     /// RFC 9110 §8.8.3's etagc (`!`, `#` to `~`, and obs-text), less `,`.
@@ -84,30 +103,30 @@ public struct EntityTag: Equatable, Sendable {
     /// The first tag listed in an `If-Match` or `If-None-Match` header.
     public static func first(in header: String?) -> EntityTag? {
         guard let header else { return nil }
-        guard header.utf8.allSatisfy(isASCII) else {
+        var found: EntityTag?
+        guard
+            let _ = firstASCIIElement(
+                of: header,
+                where: { element in
+                    found = EntityTag(ascii: element)
+                    return found != nil
+                })
+        else {
             return header.headerListElements().lazy.compactMap { EntityTag(parsing: $0) }.first
         }
-        // An element of spaces only is empty once trimmed, and parses to nothing either way.
-        return asciiListElements(header).lazy.compactMap { EntityTag(ascii: $0) }.first
+        return found
     }
 
     /// Whether an `If-None-Match` header names this tag (or is `*`).
     public func isMatched(byIfNoneMatch header: String?) -> Bool {
         guard let header else { return false }
-        guard header.utf8.allSatisfy(Self.isASCII) else {
-            return header.headerListElements().contains { candidate in
-                candidate.elementsEqual("*".unicodeScalars) || EntityTag(parsing: candidate) == self
-            }
+        if let matched = Self.firstASCIIElement(
+            of: header, where: { Self.isStar($0) || EntityTag(ascii: $0) == self })
+        {
+            return matched
         }
-        return Self.asciiListElements(header).contains { candidate in
-            Self.isStar(candidate) || EntityTag(ascii: candidate) == self
+        return header.headerListElements().contains { candidate in
+            candidate.elementsEqual("*".unicodeScalars) || EntityTag(parsing: candidate) == self
         }
-    }
-
-    /// Whether a list element is `*`, spaces around it aside.
-    private static func isStar(_ element: Substring.UTF8View) -> Bool {
-        let spaces = [UInt8(ascii: " "), UInt8(ascii: "\t")]
-        return element.drop(while: spaces.contains).reversed().drop(while: spaces.contains).elementsEqual(
-            [UInt8(ascii: "*")])
     }
 }
