@@ -7,7 +7,10 @@
 # The figure is the server's CPU time (user + system, from /proc: every thread of Lookout,
 # every nginx process) from the moment all polls are held until 1 s after the clients have
 # read every answer and exited, divided by COUNT. So it includes closing the connections,
-# for both. ROUNDS rounds, each starting both servers afresh, alternating; medians.
+# for both. A second figure is what holding them cost: the server's CPU time from just
+# before the clients start until every poll is held (connections accepted, requests read
+# and parsed, polls registered), divided by COUNT. ROUNDS rounds, each starting both
+# servers afresh, alternating; medians.
 #
 #   Benchmarks/timeouts.sh
 #   COUNT=10000 WAIT=20 ROUNDS=3 LOOKOUT_BIN=/path/to/lookout Benchmarks/timeouts.sh
@@ -90,12 +93,14 @@ server_ticks() {
     echo "$total"
 }
 
-# measure TARGET: holds COUNT polls, waits for their deadline answers; sets CPU_US (per
-# poll) and ANSWERED (answers with the status expected at the deadline).
+# measure TARGET: holds COUNT polls, waits for their deadline answers; sets HOLD_US and
+# CPU_US (server CPU per poll to hold it, and then to answer it at its deadline) and
+# ANSWERED (answers with the status expected at the deadline).
 measure() {
-    local target=$1 p ready before after
+    local target=$1 p ready start before after
     conntrack_room "$COUNT"
     CLIENT_PIDS=()
+    start=$(server_ticks)
     for p in 0 1; do
         "$CLIENT" hold "${TARGET_ARGS[@]}" --port "$PORT" --src "127.0.0.$((90 + p))" -n $((COUNT / 2)) \
             --same-id 1 --wait "$WAIT" --timeout $((WAIT + 60)) >"$TMP/$target-$p.out" 2>"$TMP/$target-$p.err" &
@@ -107,6 +112,7 @@ measure() {
     done
     ((ready < 1200)) || die "$target: the polls were not all held within 120 s"
     before=$(server_ticks)
+    HOLD_US=$(awk -v t=$((before - start)) -v hz="$(getconf CLK_TCK)" -v n="$COUNT" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }')
     for p in "${CLIENT_PIDS[@]}"; do wait "$p" || die "$target: a client failed: $(cat "$TMP/$target"-[01].err)"; done
     CLIENT_PIDS=()
     sleep 1
@@ -118,7 +124,7 @@ measure() {
         awk '{ s += $1 } END { print s + 0 }')
 }
 
-declare -a lookout_us=() nchan_us=()
+declare -a lookout_us=() nchan_us=() lookout_hold=() nchan_hold=()
 for ((round = 1; round <= ROUNDS; round++)); do
     for target in lookout nchan; do
         "start_$target"
@@ -126,15 +132,31 @@ for ((round = 1; round <= ROUNDS; round++)); do
         stop_pid "$SERVER_PID" "$target"
         SERVER_PID=""
         ((ANSWERED == COUNT)) || die "$target: $ANSWERED of $COUNT polls answered at their deadline"
-        log "round $round $target: $CPU_US us of server CPU per poll answered at its deadline ($ANSWERED of $COUNT)"
-        if [[ $target == lookout ]]; then lookout_us+=("$CPU_US"); else nchan_us+=("$CPU_US"); fi
+        log "round $round $target: $HOLD_US us of server CPU per poll to hold it, $CPU_US to answer it at its deadline ($ANSWERED of $COUNT)"
+        if [[ $target == lookout ]]; then
+            lookout_us+=("$CPU_US")
+            lookout_hold+=("$HOLD_US")
+        else
+            nchan_us+=("$CPU_US")
+            nchan_hold+=("$HOLD_US")
+        fi
     done
 done
 
-lookout_median=$(median "${lookout_us[@]}")
-nchan_median=$(median "${nchan_us[@]}")
+# figure LABEL LOOKOUT_VALUES... -- NCHAN_VALUES...: medians, values and their ratio.
+figure() {
+    local label=$1 lookout=() nchan=() side=lookout value
+    shift
+    for value in "$@"; do
+        if [[ $value == -- ]]; then side=nchan; elif [[ $side == lookout ]]; then lookout+=("$value"); else nchan+=("$value"); fi
+    done
+    local a b
+    a=$(median "${lookout[@]}")
+    b=$(median "${nchan[@]}")
+    printf '%s, us: lookout %s (%s)  nchan %s (%s)  ratio %s\n' "$label" "$a" "${lookout[*]}" "$b" "${nchan[*]}" \
+        "$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+}
 printf '\n%s polls answered at their deadline (wait %s s), %s rounds, %s, load %s\n' \
     "$COUNT" "$WAIT" "$ROUNDS" "$BINARY" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf 'server CPU per poll, us: lookout %s (%s)  nchan %s (%s)  ratio %s\n' \
-    "$lookout_median" "${lookout_us[*]}" "$nchan_median" "${nchan_us[*]}" \
-    "$(awk -v a="$lookout_median" -v b="$nchan_median" 'BEGIN { printf "%.2f", a / b }')"
+figure 'server CPU per poll to hold it' "${lookout_hold[@]}" -- "${nchan_hold[@]}"
+figure 'server CPU per poll answered at its deadline' "${lookout_us[@]}" -- "${nchan_us[@]}"
