@@ -104,14 +104,11 @@ public struct EntityTag: Equatable, Sendable {
     public static func first(in header: String?) -> EntityTag? {
         guard let header else { return nil }
         var found: EntityTag?
-        guard
-            let _ = firstASCIIElement(
-                of: header,
-                where: { element in
-                    found = EntityTag(ascii: element)
-                    return found != nil
-                })
-        else {
+        let ascii = firstASCIIElement(of: header) { element in
+            found = EntityTag(ascii: element)
+            return found != nil
+        }
+        guard ascii != nil else {
             return header.headerListElements().lazy.compactMap { EntityTag(parsing: $0) }.first
         }
         return found

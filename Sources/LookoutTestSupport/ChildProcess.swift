@@ -7,7 +7,7 @@ import Foundation
 /// descriptor, and crashes the test process when that record ends at an unmapped page
 /// (fixed upstream by swiftlang/swift-corelibs-foundation#5472). A CI run died of it.
 public final class ChildProcess: @unchecked Sendable {
-    // @unchecked Sendable: `ended` is guarded by `lock`; `pid` never changes.
+    // @unchecked Sendable: `ended` and `collected` are guarded by `lock`; the rest never change.
 
     /// Where one of the child's output streams goes.
     public enum Output: Sendable {
@@ -41,7 +41,6 @@ public final class ChildProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var ended: Ending?
     private var collected = Data()
-    private var reader: Thread?
     private let readerDone = DispatchSemaphore(value: 0)
     private let collects: Bool
 
@@ -93,11 +92,7 @@ public final class ChildProcess: @unchecked Sendable {
         self.pid = pid
         if collects {
             let readEnd = pipeEnds[0]
-            let thread = Thread { [self] in
-                self.collect(from: readEnd)
-            }
-            reader = thread
-            thread.start()
+            Thread { [self] in collect(from: readEnd) }.start()
         }
     }
 
