@@ -31,7 +31,14 @@ public struct QueryParameters: Sendable {
         if pairs.isEmpty { return "" }
         let items = items
         if items.count == 1, !excluded.contains(pairs[0].name) { return String(items[0]) }
-        return zip(items, pairs).filter { !excluded.contains($0.1.name) }.map { String($0.0) }.joined(separator: "&")
+        // Items are never empty (the split leaves empty ones out), so an empty result
+        // means nothing kept yet.
+        var kept = ""
+        for (item, pair) in zip(items, pairs) where !excluded.contains(pair.name) {
+            if !kept.isEmpty { kept += "&" }
+            kept += item
+        }
+        return kept
     }
 
     /// The first value given for `name`.
