@@ -47,6 +47,7 @@ final class RequestContext: Sendable {
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
         let mediaType = (contentType[...].splitting(at: ";", maxSplits: 1).first ?? "").trimmingSpaces()
-        return ["application/json", "application/merge-patch+json"].contains { mediaType.isLowercased(as: $0) }
+        return mediaType.isLowercased(as: "application/json")
+            || mediaType.isLowercased(as: "application/merge-patch+json")
     }
 }

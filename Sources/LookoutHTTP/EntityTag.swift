@@ -47,11 +47,9 @@ public struct EntityTag: Equatable, Sendable {
     /// each byte is a scalar: the same steps on the bytes, without the scalar view's
     /// decoding. A poll's `If-None-Match` is parsed on every poll, and is ASCII in practice.
     private init?(ascii tag: UnsafeBufferPointer<UInt8>) {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        var start = 0
-        var end = tag.count
-        while start < end, isSpace(tag[start]) { start += 1 }
-        while start < end, isSpace(tag[end - 1]) { end -= 1 }
+        let trimmed = tag.rangeTrimmingSpaces()
+        var start = trimmed.lowerBound
+        var end = trimmed.upperBound
         if end - start >= 2, tag[start] == UInt8(ascii: "W"), tag[start + 1] == UInt8(ascii: "/") { start += 2 }
         if end - start >= 2, tag[start] == UInt8(ascii: "\""), tag[end - 1] == UInt8(ascii: "\"") {
             start += 1
@@ -83,10 +81,10 @@ public struct EntityTag: Equatable, Sendable {
         }
     }
 
-    /// Whether a list element is `*`, spaces around it aside: its only byte that is not a
-    /// space or tab is `*`.
+    /// Whether a list element is `*`, spaces around it aside.
     private static func isStar(_ element: UnsafeBufferPointer<UInt8>) -> Bool {
-        element.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") } == [UInt8(ascii: "*")]
+        let trimmed = element.rangeTrimmingSpaces()
+        return trimmed.count == 1 && element[trimmed.lowerBound] == UInt8(ascii: "*")
     }
 
     /// RFC 9110 §8.8.3's etagc (`!`, `#` to `~`, and obs-text), less `,`.

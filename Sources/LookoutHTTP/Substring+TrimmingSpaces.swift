@@ -2,16 +2,9 @@ extension Substring {
     /// The text without the optional whitespace around a header value or list element
     /// (RFC 9110 §5.6.3: spaces and tabs).
     public func trimmingSpaces() -> Substring {
-        let ends = withASCIIBytes { bytes -> Range<Int> in
-            // In ASCII each byte is a Character ("\r\n" aside, which holds no space or tab):
-            // the same ends, found without grapheme breaking.
-            let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-            var start = 0
-            var end = bytes.count
-            while start != end, isSpace(bytes[start]) { start += 1 }
-            while start != end, isSpace(bytes[end - 1]) { end -= 1 }
-            return start..<end
-        }
+        // In ASCII each byte is a Character ("\r\n" aside, which holds no space or tab): the
+        // same ends, found without grapheme breaking.
+        let ends = withASCIIBytes { $0.rangeTrimmingSpaces() }
         if let ends { return self[index(atByte: ends.lowerBound)..<index(atByte: ends.upperBound)] }
         var text = self
         while text.first == " " || text.first == "\t" { text.removeFirst() }
@@ -42,5 +35,18 @@ extension String {
     /// (RFC 9110 §5.6.1); empty elements are left out.
     public func headerListElements() -> [Substring.UnicodeScalarView] {
         unicodeScalars.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// The range of the bytes left once the spaces and tabs at both ends are dropped
+    /// (RFC 9110 §5.6.3), for text read byte by byte.
+    func rangeTrimmingSpaces() -> Range<Int> {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = 0
+        var end = count
+        while start < end, isSpace(self[start]) { start += 1 }
+        while start < end, isSpace(self[end - 1]) { end -= 1 }
+        return start..<end
     }
 }
