@@ -224,6 +224,13 @@ static enum MHD_Result lk_queue_stored(struct lk_mhd_request *request) {
     return result;
 }
 
+// The request whose handler runs on this thread (lk_mhd_send_woken); NULL outside one.
+static __thread struct lk_mhd_request *lk_dispatching;
+
+void lk_mhd_send_woken(void) {
+    if (lk_dispatching != NULL) lk_loop_send_woken(lk_dispatching->loop);
+}
+
 // Runs the Swift handler and queues its answer unless it suspended the request.
 static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     lk_mhd_server *server = request->server;
@@ -231,7 +238,11 @@ static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     if (lk_trace_hook != NULL) request->received_ns = lk_now_ns();
     request->head_used = lk_head_used(request);
     atomic_store(&request->state, LK_HANDLING);
+    // Saved and restored: a handler run by lk_loop_send_woken runs inside another's.
+    struct lk_mhd_request *outer = lk_dispatching;
+    lk_dispatching = request;
     server->config.handler(server->config.context, request);
+    lk_dispatching = outer;
     int state = atomic_load(&request->state);
     if (state == LK_SUSPENDED || state == LK_RESUMING) {
         // Answered later; libmicrohttpd calls the access handler again after the resume.

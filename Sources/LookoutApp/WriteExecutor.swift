@@ -55,11 +55,14 @@ final class WriteExecutor: Sendable {
     }
 
     /// Applies `prepared` now, on this thread (``isInline`` only).
+    /// The polls it wakes on the loop's other daemons are sent before its answer is built.
     func applyNow(_ prepared: PreparedWrite) throws -> HTTPResponse {
-        try SuspendedRequest.resumingTogether {
+        let outcome = SuspendedRequest.resumingTogether {
             Self.trace(prepared)
-            return try prepared.answer(store.apply([prepared.write])[0])
+            return store.apply([prepared.write])[0]
         }
+        SuspendedRequest.sendWoken()
+        return try prepared.answer(outcome)
     }
 
     /// Queues `prepared` for the next group commit; `done` is called with its answer on

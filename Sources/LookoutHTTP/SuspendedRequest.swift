@@ -143,6 +143,13 @@ public final class SuspendedRequest: Sendable {
         defer { batch.resumeAll() }
         return try ResumeBatch.$current.withValue(batch) { try body() }
     }
+
+    /// Sends now the answers of requests resumed on other daemons of this event loop (the
+    /// long-polls a write woke), before the running handler builds its own answer, which
+    /// the poll's client does not wait for. Does nothing outside a request's handler.
+    public static func sendWoken() {
+        lk_mhd_send_woken()
+    }
 }
 
 /// Answered requests waiting to be resumed together.

@@ -210,6 +210,12 @@ int lk_mhd_respond_shared(lk_mhd_request *request, lk_mhd_shared *shared);
 int lk_mhd_respond_shared_deferred(lk_mhd_request *request, lk_mhd_shared *shared);
 /// Resumes a request answered with lk_mhd_respond_deferred or lk_mhd_respond_shared_deferred.
 void lk_mhd_resume(lk_mhd_request *request);
+/// Called from a request's handler once it has answered and resumed requests on other
+/// daemons of its event loop (the long-polls a write woke): runs those daemons now, so
+/// their answers are sent before the handler builds its own. Does nothing outside a
+/// handler on an event loop (a writer thread, a posted task), and inside a handler run by
+/// this call; lk_mhd's dispatch does the same after every handler anyway.
+void lk_mhd_send_woken(void);
 
 /// An answer whose body is sent piece by piece for as long as the server has pieces: a
 /// stream of server-sent events. Held without a thread: while it has nothing to send, its
