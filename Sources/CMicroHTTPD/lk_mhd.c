@@ -327,6 +327,11 @@ static enum MHD_Result lk_visit_header(void *cls, enum MHD_ValueKind kind, const
     return MHD_YES;
 }
 
+size_t lk_mhd_request_header_count(const lk_mhd_request *request) {
+    int count = MHD_get_connection_values(request->connection, MHD_HEADER_KIND, NULL, NULL);
+    return count > 0 ? (size_t)count : 0;
+}
+
 void lk_mhd_request_headers(const lk_mhd_request *request,
                             void (*visit)(void *context, const char *name, const char *value),
                             void *context) {

@@ -87,7 +87,9 @@ struct Router: Sendable {
         guard let best else { return .notFound }
         let pattern = routes[best].pattern
         if let route = routes.first(where: { $0.pattern == pattern && $0.method == lookup }) {
-            let values = zip(route.segments, decoded).compactMap { $0.isParameter ? $1 : nil }
+            var values: [String] = []
+            values.reserveCapacity(route.parameterNames.count)
+            for (segment, part) in zip(route.segments, decoded) where segment.isParameter { values.append(part) }
             return .found(
                 route.handler, parameters: PathParameters(names: route.parameterNames, values: values),
                 pattern: route.pattern)

@@ -35,6 +35,11 @@ public struct HTTPHeaders: Sendable, Sequence {
         fields.append(Field(name: name, value: value))
     }
 
+    /// Makes room for `count` fields in all, so that adding them allocates once.
+    public mutating func reserveCapacity(_ count: Int) {
+        fields.reserveCapacity(count)
+    }
+
     /// Replaces every field named `name` with one field.
     public mutating func set(_ name: String, _ value: String) {
         fields.removeAll { Self.namesMatch($0.name, name) }

@@ -283,6 +283,7 @@ private func refusal(of request: OpaquePointer) -> HTTPRequest.Refusal? {
 
 private func makeRequest(_ request: OpaquePointer) -> HTTPRequest {
     var headers = HTTPHeaders()
+    headers.reserveCapacity(lk_mhd_request_header_count(request))
     withUnsafeMutablePointer(to: &headers) { pointer in
         lk_mhd_request_headers(
             request,

@@ -16,30 +16,35 @@ extension Substring {
             let byte = UInt64(separator.value)
             if byte < 64 { low |= 1 << byte } else { high |= 1 << (byte - 64) }
         }
-        let offsets = withASCIIBytes { bytes -> [Range<Int>] in
-            // The steps of the standard library's split, on the bytes.
-            var pieces: [Range<Int>] = []
+        func isSeparator(_ byte: UInt8) -> Bool {
+            (byte < 64 ? low >> UInt64(byte) : high >> UInt64(byte - 64)) & 1 == 1
+        }
+        let pieces = withASCIIBytes { bytes -> [Substring] in
+            // The steps of the standard library's split, on the bytes, into an array sized
+            // once: at most a piece per separator, and one more.
+            var bound = 1
+            for byte in bytes where isSeparator(byte) { bound += 1 }
+            var pieces: [Substring] = []
+            pieces.reserveCapacity(maxSplits < bound ? maxSplits + 1 : bound)
             var start = 0
             if maxSplits > 0 {
-                for index in bytes.indices {
-                    let byte = UInt64(bytes[index])
-                    guard (byte < 64 ? low >> byte : high >> (byte - 64)) & 1 == 1 else { continue }
+                for index in bytes.indices where isSeparator(bytes[index]) {
                     let appended = !(omittingEmptySubsequences && start == index)
-                    if appended { pieces.append(start..<index) }
+                    if appended { pieces.append(self[self.index(atByte: start)..<self.index(atByte: index)]) }
                     start = index + 1
                     if appended && pieces.count == maxSplits { break }
                 }
             }
-            if start != bytes.count || !omittingEmptySubsequences { pieces.append(start..<bytes.count) }
+            if start != bytes.count || !omittingEmptySubsequences {
+                pieces.append(self[self.index(atByte: start)..<endIndex])
+            }
             return pieces
         }
-        guard let offsets else {
-            let characters = separators.map(Character.init)
-            return split(
-                maxSplits: maxSplits, omittingEmptySubsequences: omittingEmptySubsequences,
-                whereSeparator: characters.contains)
-        }
-        return offsets.map { self[index(atByte: $0.lowerBound)..<index(atByte: $0.upperBound)] }
+        if let pieces { return pieces }
+        let characters = separators.map(Character.init)
+        return split(
+            maxSplits: maxSplits, omittingEmptySubsequences: omittingEmptySubsequences,
+            whereSeparator: characters.contains)
     }
 
     /// `body` over the text's bytes when they are all ASCII; nil otherwise.

@@ -144,6 +144,9 @@ const char *lk_mhd_request_target(const lk_mhd_request *request);
 /// The value of the first header named `name` (case-insensitive), or NULL.
 const char *lk_mhd_request_header(const lk_mhd_request *request, const char *name);
 
+/// How many request headers lk_mhd_request_headers visits.
+size_t lk_mhd_request_header_count(const lk_mhd_request *request);
+
 /// Calls `visit` for each request header in wire order.
 void lk_mhd_request_headers(const lk_mhd_request *request,
                             void (*visit)(void *context, const char *name, const char *value),
