@@ -117,7 +117,8 @@ struct DocumentTable: Sendable {
             let key = id >> (2 * Self.slotBits)
             let group = groups[key]
             let chunk = group?[id >> Self.slotBits]
-            if chunk == nil && newValue == nil { return }
+            // Removing an absent document changes nothing: no copy of the group or table.
+            if newValue == nil && chunk?.index(of: id).isPresent != true { return }
             let replaced = Chunk.replacing(id, with: newValue, in: chunk)
             groups[key] = Group.replacing(id >> Self.slotBits, with: replaced, in: group)
         }
