@@ -112,7 +112,10 @@ struct WritePlanner {
 
     /// The document's fields with `id` first.
     private static func withID(_ id: Int, _ body: JSONObject) -> JSONObject {
-        JSONObject([("id", .int(id))] + body.members.filter { $0.key != "id" }.map { ($0.key, $0.value) })
+        // A patched document already starts with its id (keys are unique): kept as it is,
+        // with no copy of its members.
+        if let first = body.members.first, first.key == "id", first.value == .int(id) { return body }
+        return JSONObject([("id", .int(id))] + body.members.filter { $0.key != "id" }.map { ($0.key, $0.value) })
     }
 
     /// Names of fields added, removed, or given a value that is not equivalent.

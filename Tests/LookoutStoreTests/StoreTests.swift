@@ -69,6 +69,19 @@ struct StoreTests {
         #expect(try store.apply(.delete(collection: "items", id: 7)).documentRevision == nil)
     }
 
+    @Test("a document's id comes first, wherever the body put it; the other members keep their order")
+    func idFirst() throws {
+        let store = try makeStore()
+        let created = try store.apply(.create(collection: "items", document: ["b": 1, "id": 9, "a": 2]))
+        #expect(created.document?.keys == ["id", "b", "a"])
+        let replaced = try store.apply(.replace(collection: "items", id: 9, document: ["c": 3, "id": 9, "b": 4]))
+        #expect(replaced.document?.keys == ["id", "c", "b"])
+        let patched = try store.apply(.patch(collection: "items", id: 9, patch: ["a": 5, "id": 9]))
+        #expect(patched.document?.keys == ["id", "c", "b", "a"])
+        var reads = ReadSet()
+        #expect(store.snapshot().document(9, in: "items", reads: &reads)?.keys == ["id", "c", "b", "a"])
+    }
+
     @Test("documents created, replaced and deleted out of order, 64 ids to a chunk, read back as written")
     func chunks() throws {
         let store = try makeStore()
