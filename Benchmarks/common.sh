@@ -165,3 +165,21 @@ $(nginx_temp_paths "$dir")
 }
 CONF
 }
+
+# Writes a data file of one public collection, `items`, with documents {"id": 1..count,
+# "v": 0}, and the demo data's users.
+items_data_file() { # file count
+    python3 - "$(dirname "${BASH_SOURCE[0]}")/../Sources/LookoutApp/Resources/demo-data.json" "$1" "$2" <<'PY'
+import json, sys
+users = json.load(open(sys.argv[1]))["users"]
+docs = [{"id": i, "v": 0} for i in range(1, int(sys.argv[3]) + 1)]
+json.dump({"collections": [{"name": "items", "public": True, "documents": docs}], "users": users},
+          open(sys.argv[2], "w"), separators=(",", ":"))
+PY
+}
+
+# The demo editor's access token from the server at base URL `base`.
+editor_token() { # base
+    curl -fsS -X POST "$1/v1/auth/login" -H 'Content-Type: application/json' \
+        -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/'
+}

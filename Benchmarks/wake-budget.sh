@@ -32,13 +32,7 @@ trap 'stop_pid "$SERVER_PID" lookout; rm -rf -- "$TMP"' EXIT
 
 cc -O2 -Wall -Wextra -o "$TMP/client" Benchmarks/longpoll/client.c
 release_binary "$REPO_ROOT"
-python3 - Sources/LookoutApp/Resources/demo-data.json "$TMP/items.json" <<'PY'
-import json, sys
-users = json.load(open(sys.argv[1]))["users"]
-docs = [{"id": i, "v": 0} for i in range(1, 20001)]
-json.dump({"collections": [{"name": "items", "public": True, "documents": docs}], "users": users},
-          open(sys.argv[2], "w"), separators=(",", ":"))
-PY
+items_data_file "$TMP/items.json" 20000
 
 for mode in $MODES; do
     port=$(free_port)
@@ -48,8 +42,7 @@ for mode in $MODES; do
         2>"$TMP/lookout-$mode.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$port/v1/items/1" "$SERVER_PID" lookout
-    token="$(curl -fsS -X POST "http://127.0.0.1:$port/v1/auth/login" -H 'Content-Type: application/json' \
-        -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')"
+    token="$(editor_token "http://127.0.0.1:$port")"
     "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" >"$TMP/single-$mode.out"
     stop_pid "$SERVER_PID" lookout
     SERVER_PID=""

@@ -38,13 +38,7 @@ trap 'stop_pid "$SERVER_PID" lookout; rm -rf -- "$TMP"' EXIT
 cc -O2 -Wall -Wextra -o "$TMP/client" Benchmarks/longpoll/client.c
 release_binary "$REPO_ROOT"
 for size in "$SMALL" "$LARGE"; do
-    python3 - Sources/LookoutApp/Resources/demo-data.json "$TMP/items-$size.json" "$size" <<'PY'
-import json, sys
-users = json.load(open(sys.argv[1]))["users"]
-docs = [{"id": i, "v": 0} for i in range(1, int(sys.argv[3]) + 1)]
-json.dump({"collections": [{"name": "items", "public": True, "documents": docs}], "users": users},
-          open(sys.argv[2], "w"), separators=(",", ":"))
-PY
+    items_data_file "$TMP/items-$size.json" "$size"
 done
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -59,8 +53,7 @@ run() { # documents
         --database memory --log-level warning 2>"$TMP/lookout-$size.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$port/v1/items/1" "$SERVER_PID" lookout
-    token="$(curl -fsS -X POST "http://127.0.0.1:$port/v1/auth/login" -H 'Content-Type: application/json' \
-        -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')"
+    token="$(editor_token "http://127.0.0.1:$port")"
     "$TMP/client" patch --token "$token" --port "$port" --ids 1-1000 --value-base 100 >/dev/null ||
         die "warm-up PATCHes failed"
     before=$(cpu_ticks "$SERVER_PID")
