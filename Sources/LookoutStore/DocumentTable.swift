@@ -9,26 +9,49 @@ import LookoutJSON
 /// mostly retain/release; Benchmarks/README.md). With one level of chunks, the table of
 /// chunk references was still copied (a retain of each, and a release when the snapshot
 /// goes): a PATCH took 57 µs longer at 400,000 documents than at 20,000.
-struct DocumentTable: Sendable {
+///
+/// `@unchecked Sendable`: its nodes are never changed once made, but a `ManagedBuffer`
+/// subclass cannot be declared `Sendable`.
+struct DocumentTable: @unchecked Sendable {
     /// The elements of up to 64 slots, by the low ``slotBits`` bits of a key. Immutable, so
     /// snapshots can share it; replaced, never changed.
     ///
-    /// An array in slot order with a bit per slot in use, not a dictionary: a list query
-    /// reads a field of every document, and an array element is read in place, where a
+    /// Elements in slot order with a bit per slot in use, not a dictionary: a list query
+    /// reads a field of every document, and an element is read in place, where a
     /// dictionary's is copied out whole (a retain and a release per field of the
     /// document, on objects both server threads share) after hashing the id again.
-    private final class Node<Element: Sendable>: Sendable {
+    ///
+    /// One allocation: the bits are the header, the elements follow it (a class holding
+    /// an array was two, and a write makes two nodes).
+    private final class Node<Element>: ManagedBuffer<UInt64, Element> {
         /// Bit `slot` is set for each slot in use.
-        let present: UInt64
-        /// The elements by ascending slot.
-        let elements: [Element]
+        var present: UInt64 { header }
 
-        init(present: UInt64, elements: [Element]) {
-            self.present = present
-            self.elements = elements
+        /// How many elements it holds.
+        var count: Int { header.nonzeroBitCount }
+
+        /// A node with the slots in `present`, whose elements `initialize` sets, all
+        /// `present.nonzeroBitCount` of them, by ascending slot.
+        static func make(present: UInt64, _ initialize: (UnsafeMutablePointer<Element>) -> Void) -> Node {
+            let made = create(minimumCapacity: present.nonzeroBitCount) { _ in present }
+            made.withUnsafeMutablePointerToElements(initialize)
+            return unsafeDowncast(made, to: Node.self)
         }
 
-        /// The index in ``elements`` that the element of `key`'s slot has, or would have.
+        deinit {
+            _ = withUnsafeMutablePointers { present, elements in
+                elements.deinitialize(count: present.pointee.nonzeroBitCount)
+            }
+        }
+
+        /// Calls `body` with the elements, by ascending slot, read in place.
+        func withElements<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
+            try withUnsafeMutablePointers { present, elements in
+                try body(UnsafeBufferPointer(start: elements, count: present.pointee.nonzeroBitCount))
+            }
+        }
+
+        /// The index among the elements that the element of `key`'s slot has, or would have.
         func index(of key: Int) -> (index: Int, isPresent: Bool) {
             let bit = UInt64(1) << UInt64(key & DocumentTable.slotMask)
             return ((present & (bit - 1)).nonzeroBitCount, present & bit != 0)
@@ -36,24 +59,38 @@ struct DocumentTable: Sendable {
 
         subscript(key: Int) -> Element? {
             let (index, isPresent) = index(of: key)
-            return isPresent ? elements[index] : nil
+            return isPresent ? withElements { $0[index] } : nil
         }
 
         /// A node like `node` with `key`'s slot holding `element` (emptied for nil); nil
         /// when no slot is left in use.
         static func replacing(_ key: Int, with element: Element?, in node: Node?) -> Node? {
             let bit = UInt64(1) << UInt64(key & DocumentTable.slotMask)
-            var present = node?.present ?? 0
-            var elements = node?.elements ?? []
-            let index = (present & (bit - 1)).nonzeroBitCount
-            switch (present & bit != 0, element) {
-            case (true, let element?): elements[index] = element
-            case (true, nil): elements.remove(at: index)
-            case (false, let element?): elements.insert(element, at: index)
+            let old = node?.present ?? 0
+            let index = (old & (bit - 1)).nonzeroBitCount
+            let present: UInt64
+            switch (old & bit != 0, element) {
             case (false, nil): return node
+            case (true, nil): present = old & ~bit
+            default: present = old | bit
             }
-            present = element == nil ? present & ~bit : present | bit
-            return elements.isEmpty ? nil : Node(present: present, elements: elements)
+            guard present != 0 else { return nil }
+            return make(present: present) { target in
+                guard let node else {
+                    target.initialize(to: element!)  // a first element: the only one
+                    return
+                }
+                node.withElements { source in
+                    let tail = old & bit != 0 ? index + 1 : index
+                    target.initialize(from: source.baseAddress!, count: index)
+                    var next = index
+                    if let element {
+                        (target + next).initialize(to: element)
+                        next += 1
+                    }
+                    (target + next).initialize(from: source.baseAddress! + tail, count: source.count - tail)
+                }
+            }
         }
     }
 
@@ -85,7 +122,9 @@ struct DocumentTable: Sendable {
     private static func node<Element>(_ members: [(key: Int, element: Element)]) -> Node<Element> {
         let sorted = members.sorted { $0.key < $1.key }
         let present = sorted.reduce(UInt64(0)) { $0 | UInt64(1) << UInt64($1.key & slotMask) }
-        return Node(present: present, elements: sorted.map(\.element))
+        return Node.make(present: present) { target in
+            for (index, member) in sorted.enumerated() { (target + index).initialize(to: member.element) }
+        }
     }
 
     private func chunk(of id: Int) -> Chunk? {
@@ -99,13 +138,13 @@ struct DocumentTable: Sendable {
         guard let group = groups[id >> (2 * Self.slotBits)] else { return nil }
         let (chunkIndex, hasChunk) = group.index(of: id >> Self.slotBits)
         guard hasChunk else { return nil }
-        // Read in place, through buffer pointers: the arrays' subscripts copied the chunk
+        // Read in place, through buffer pointers: subscripts that return elements copy the chunk
         // (a retain and a release on an object every reader shares) and the document (a
         // retain and a release of each of its members).
-        return group.elements.withUnsafeBufferPointer { chunks in
+        return group.withElements { chunks in
             let (index, isPresent) = chunks[chunkIndex].index(of: id)
             guard isPresent else { return nil }
-            return chunks[chunkIndex].elements.withUnsafeBufferPointer {
+            return chunks[chunkIndex].withElements {
                 ($0[index].fields[name], $0[index].revision(of: name))
             }
         }
