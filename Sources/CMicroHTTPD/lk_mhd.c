@@ -231,6 +231,16 @@ void lk_mhd_send_woken(void) {
     if (lk_dispatching != NULL) lk_loop_send_woken(lk_dispatching->loop);
 }
 
+static __thread void *lk_resume_batch;
+
+void *lk_thread_resume_batch(void) {
+    return lk_resume_batch;
+}
+
+void lk_thread_set_resume_batch(void *batch) {
+    lk_resume_batch = batch;
+}
+
 // Runs the Swift handler and queues its answer unless it suspended the request.
 static enum MHD_Result lk_dispatch(struct lk_mhd_request *request) {
     lk_mhd_server *server = request->server;

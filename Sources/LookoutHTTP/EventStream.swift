@@ -87,7 +87,7 @@ final class EventStreams: Sendable {
         }
         let stream = EventStream(handle: EventStream.Handle(pointer: pointer), loop: loop)
         let answered = withCHeaders(head) { headers in
-            lk_mhd_respond_stream(request, UInt32(head.status), headers, headers.count, pointer) == 0
+            lk_mhd_respond_stream(request, UInt32(head.status), headers.baseAddress, headers.count, pointer) == 0
         }
         guard answered else {
             owner.release()

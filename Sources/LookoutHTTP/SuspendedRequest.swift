@@ -132,7 +132,7 @@ public final class SuspendedRequest: Sendable {
         return true
     }
 
-    /// Runs `body`; the suspended requests it answers (on this task) are resumed together
+    /// Runs `body`; the suspended requests it answers (on this thread) are resumed together
     /// when it returns, back to back.
     ///
     /// libmicrohttpd 0.9.75 walks every suspended connection on each pass that resumes
@@ -141,7 +141,7 @@ public final class SuspendedRequest: Sendable {
     public static func resumingTogether<Result>(_ body: () throws -> Result) rethrows -> Result {
         let batch = ResumeBatch()
         defer { batch.resumeAll() }
-        return try ResumeBatch.$current.withValue(batch) { try body() }
+        return try batch.current(body)
     }
 
     /// Sends now the answers of requests resumed on other daemons of this event loop (the
@@ -154,7 +154,19 @@ public final class SuspendedRequest: Sendable {
 
 /// Answered requests waiting to be resumed together.
 final class ResumeBatch: Sendable {
-    @TaskLocal static var current: ResumeBatch?
+    /// The batch of the running thread's ``current(_:)``, if any. `body` there is
+    /// synchronous: it runs on one thread, whose batch it sees.
+    static var current: ResumeBatch? {
+        lk_thread_resume_batch().map { Unmanaged<ResumeBatch>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Runs `body` with this batch as the thread's current one; the outer one after.
+    func current<Result>(_ body: () throws -> Result) rethrows -> Result {
+        let outer = lk_thread_resume_batch()
+        lk_thread_set_resume_batch(Unmanaged.passUnretained(self).toOpaque())
+        defer { lk_thread_set_resume_batch(outer) }
+        return try withExtendedLifetime(self) { try body() }
+    }
 
     /// Work for other loops is posted this many at a time: few posts, and the other loops
     /// start while this one still works.
@@ -285,7 +297,7 @@ final class SharedResponse: @unchecked Sendable {
         let made = withCHeaders(response) { headers in
             response.body.withUnsafeBytes { body in
                 lk_mhd_shared_create(
-                    UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+                    UInt32(response.status), headers.baseAddress, headers.count, body.baseAddress, body.count)
             }
         }
         guard let made else { return nil }
@@ -307,40 +319,46 @@ func send(_ response: HTTPResponse, through request: OpaquePointer, resuming: Bo
         response.body.withUnsafeBytes { body in
             if resuming {
                 _ = lk_mhd_respond(
-                    request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+                    request, UInt32(response.status), headers.baseAddress, headers.count, body.baseAddress, body.count)
             } else {
                 _ = lk_mhd_respond_deferred(
-                    request, UInt32(response.status), headers, headers.count, body.baseAddress, body.count)
+                    request, UInt32(response.status), headers.baseAddress, headers.count, body.baseAddress, body.count)
             }
         }
     }
 }
 
 /// Calls `body` with `response`'s headers as C strings.
-func withCHeaders<Result>(_ response: HTTPResponse, _ body: ([lk_mhd_header]) -> Result) -> Result {
-    // Every name and value NUL-terminated in one buffer, then pointers into it: one
-    // allocation for the text and one for the array of pointer pairs.
-    var text: [UInt8] = []
-    text.reserveCapacity(response.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
-    var offsets: [(name: Int, value: Int)] = []
-    offsets.reserveCapacity(response.headers.count)
-    for field in response.headers {
-        let name = text.count
-        text.append(contentsOf: field.name.utf8)
-        text.append(0)
-        let value = text.count
-        text.append(contentsOf: field.value.utf8)
-        text.append(0)
-        offsets.append((name, value))
-    }
-    return text.withUnsafeBufferPointer { buffer in
-        buffer.withMemoryRebound(to: CChar.self) { characters in
-            // No headers: an empty buffer, which has no address.
-            let headers =
-                characters.baseAddress.map { base in
-                    offsets.map { lk_mhd_header(name: base + $0.name, value: base + $0.value) }
-                } ?? []
-            return body(headers)
+func withCHeaders<Result>(_ response: HTTPResponse, _ body: (UnsafeBufferPointer<lk_mhd_header>) -> Result) -> Result {
+    // Every name and value NUL-terminated in one buffer, then pointers into it: both on
+    // the stack when small, as an answer's header fields are (Swift's temporary allocation).
+    let fields = response.headers
+    var length = 0
+    for field in fields { length += field.name.utf8.count + field.value.utf8.count + 2 }
+    return withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(length, 1)) { text in
+        withUnsafeTemporaryAllocation(of: lk_mhd_header.self, capacity: max(fields.count, 1)) { headers in
+            var offset = 0
+            var count = 0
+            for field in fields {
+                let name = offset
+                offset = copyCString(field.name, into: text, at: offset)
+                let value = offset
+                offset = copyCString(field.value, into: text, at: offset)
+                headers[count] = lk_mhd_header(name: text.baseAddress! + name, value: text.baseAddress! + value)
+                count += 1
+            }
+            return body(UnsafeBufferPointer(rebasing: headers[..<count]))
         }
     }
+}
+
+/// Writes `string`'s UTF-8 and a NUL into `buffer` at `offset`; returns the offset after them.
+private func copyCString(_ string: String, into buffer: UnsafeMutableBufferPointer<CChar>, at offset: Int) -> Int {
+    var end = offset
+    for byte in string.utf8 {
+        buffer[end] = CChar(bitPattern: byte)
+        end += 1
+    }
+    buffer[end] = 0
+    return end + 1
 }

@@ -220,6 +220,12 @@ void lk_mhd_resume(lk_mhd_request *request);
 /// this call; lk_mhd's dispatch does the same after every handler anyway.
 void lk_mhd_send_woken(void);
 
+/// The calling thread's resume batch (Swift's `ResumeBatch.current`), NULL for none; and
+/// setting it. A thread-local rather than a Swift task-local: pushing a task-local value
+/// outside a task allocates, twice, and every write sets one.
+void *lk_thread_resume_batch(void);
+void lk_thread_set_resume_batch(void *batch);
+
 /// An answer whose body is sent piece by piece for as long as the server has pieces: a
 /// stream of server-sent events. Held without a thread: while it has nothing to send, its
 /// connection is suspended, as a held request's is. Reference-counted; any thread.
