@@ -21,8 +21,8 @@ public struct QueryParameters: Sendable {
     public init(_ query: Substring) {
         raw = query
         pairs = query.splitting(at: "&").map { item in
-            let parts = item.splitting(at: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return (Self.decode(parts[0]), parts.count > 1 ? Self.decode(parts[1]) : "")
+            let (name, value) = item.splittingOnce(at: "=")
+            return (Self.decode(name), value.map { Self.decode($0) } ?? "")
         }
     }
 

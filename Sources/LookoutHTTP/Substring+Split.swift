@@ -47,6 +47,22 @@ extension Substring {
             whereSeparator: characters.contains)
     }
 
+    /// `splitting(at: separator, maxSplits: 1, omittingEmptySubsequences: false)` without
+    /// an array: the text before the first `separator` and the text after it, or the whole
+    /// text and nil when there is none. A query's every `name=value` is split so.
+    public func splittingOnce(at separator: Unicode.Scalar) -> (head: Substring, rest: Substring?) {
+        precondition(separator.isASCII, "an ASCII separator")
+        let byte = UInt8(separator.value)
+        let found = withASCIIBytes { bytes in bytes.firstIndex(of: byte).map { $0 } ?? -1 }
+        if let found {
+            guard found >= 0 else { return (self, nil) }
+            let at = index(atByte: found)
+            return (self[..<at], self[index(after: at)...])
+        }
+        let parts = split(maxSplits: 1, omittingEmptySubsequences: false) { $0 == Character(separator) }
+        return (parts[0], parts.count > 1 ? parts[1] : nil)
+    }
+
     /// `body` over the text's bytes when they are all ASCII; nil otherwise.
     func withASCIIBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result? {
         var text = self  // withUTF8 is mutating: it makes a bridged string contiguous

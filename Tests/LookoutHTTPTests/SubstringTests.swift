@@ -39,6 +39,22 @@ struct SubstringTests {
         }
     }
 
+    @Test("splitting once gives the standard library's split by Character at most once, empty pieces kept")
+    func splittingOnceAsSplit() {
+        var random = SplitMix64(seed: 41)
+        var found = 0
+        for _ in 0..<20_000 {
+            let text = Self.randomText(&random)
+            let separator: Unicode.Scalar = ["=", "/", ";"][random.below(3)]
+            let expected = text.split(maxSplits: 1, omittingEmptySubsequences: false) { $0 == Character(separator) }
+            let (head, rest) = text.splittingOnce(at: separator)
+            #expect(head == expected[0], "\(text.debugDescription) at \(separator)")
+            #expect(rest == (expected.count > 1 ? expected[1] : nil), "\(text.debugDescription) at \(separator)")
+            if rest != nil { found += 1 }
+        }
+        #expect(found > 2_000, "enough texts with the separator")
+    }
+
     @Test("trimming spaces and tabs, and comparing lowercased, agree with doing it by Character")
     func trimmingAndLowercase() {
         var random = SplitMix64(seed: 37)
