@@ -175,6 +175,7 @@ final class ResumeBatch: Sendable {
     private let handles = Mutex<[SuspendedRequest.Handle]>([])
     /// Responses shared in this batch, by what names their bytes.
     private struct SharedResponses {
+        /// Every one, once there are two.
         var byKey: [[String]: SharedResponse] = [:]
         /// The last one asked for, found without hashing its key: a fan-out asks for one,
         /// thousands of times.
@@ -216,7 +217,12 @@ final class ResumeBatch: Sendable {
         if let known { return known }
         guard let shared = SharedResponse(make()) else { return nil }
         responses.withLock {
-            $0.byKey[key] = shared
+            // The first is only `last`: a batch with one response (a single wake, a fan-out
+            // on one view) makes no dictionary and hashes no key.
+            if let last = $0.last {
+                $0.byKey[last.key] = last.response
+                $0.byKey[key] = shared
+            }
             $0.last = (key, shared)
         }
         return shared
