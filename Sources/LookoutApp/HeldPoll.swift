@@ -60,10 +60,8 @@ final class HeldPoll: FieldRegistrar.Waiter {
     private let epoch: String
     /// The client's own `X-Request-Id`, which its answers echo.
     private let requestID: String?
-    private let render: @Sendable (StoreSnapshot) throws -> RenderedView
-    private let answer: @Sendable (Result<Answer, any Error>) -> HTTPResponse
-    /// Counts (and logs) an answer not made by `answer`: a shared one, with its status.
-    private let counted: @Sendable (Int) -> Void
+    /// Renders the view, and logs and counts each answer (a shared one by its status).
+    private let route: any ViewRoute
     private let state: Mutex<State>
     private let deadline = Mutex<DeadlineTimer.Token?>(nil)
 
@@ -73,17 +71,13 @@ final class HeldPoll: FieldRegistrar.Waiter {
         view: RenderedView,
         epoch: String,
         requestID: String?,
-        render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
-        answer: @escaping @Sendable (Result<Answer, any Error>) -> HTTPResponse,
-        counted: @escaping @Sendable (Int) -> Void
+        route: any ViewRoute
     ) {
         self.store = store
         self.deadlines = deadlines
         self.epoch = epoch
         self.requestID = requestID
-        self.render = render
-        self.answer = answer
-        self.counted = counted
+        self.route = route
         self.state = Mutex(State(view: view))
     }
 
@@ -107,7 +101,7 @@ final class HeldPoll: FieldRegistrar.Waiter {
         }
         // The cached rendering names the tag's revision and the caching headers.
         let key = ["304", name, String(view.revision), epoch]
-        if held.respond(sharing: key, { unchanged.response(requestID: nil) }) { counted(304) }
+        if held.respond(sharing: key, { unchanged.response(requestID: nil) }) { route.counted(304) }
     }
 
     /// Holds the poll for `wait` seconds plus jitter.
@@ -171,7 +165,7 @@ final class HeldPoll: FieldRegistrar.Waiter {
         let latest = store.snapshot()
         let view: RenderedView
         do {
-            view = try render(latest)
+            view = try route.render(latest)
             WakeTrace.mark(.rendered, revision: revision)
         } catch {
             finish(held, .failure(error))
@@ -213,12 +207,17 @@ final class HeldPoll: FieldRegistrar.Waiter {
         key.append(String(view.revision))
         key.append(epoch)
         key.append(contentsOf: changed)
-        if held.respond(sharing: key, { fresh.response(requestID: nil) }) { counted(200) }
+        if held.respond(sharing: key, { fresh.response(requestID: nil) }) { route.counted(200) }
     }
 
     private func finish(_ held: SuspendedRequest, _ result: Result<Answer, any Error>) {
         cancelDeadline()
         held.respond(answer(result))
+    }
+
+    /// This poll's own answer for `result`, logged and counted.
+    private func answer(_ result: Result<Answer, any Error>) -> HTTPResponse {
+        route.finish(result.map { $0.response(requestID: requestID) })
     }
 
     private func cancelDeadline() {

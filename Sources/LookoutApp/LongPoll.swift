@@ -30,16 +30,13 @@ struct LongPoll: Sendable {
         self.deadlines = deadlines
     }
 
-    /// Answers a request for a view rendered by `render`.
+    /// Answers a request for a view that `route` renders.
     /// - Parameters:
-    ///   - finish: turns a handler result into the logged and counted response.
-    ///   - counted: logs and counts an answer made without `finish` (shared by many polls).
+    ///   - route: renders the view, and logs and counts the answers (a held poll keeps it).
     ///   - answered: told of a view answered at once, not held, with its epoch.
     func reply(
         to context: RequestContext,
-        render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
-        finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse,
-        counted: @escaping @Sendable (Int) -> Void,
+        route: any ViewRoute,
         answered: (RenderedView, String) -> Void = { _, _ in }
     ) -> HTTPReply {
         let snapshot = store.snapshot()
@@ -49,24 +46,22 @@ struct LongPoll: Sendable {
         do {
             wait = try waitSeconds(context)
             cursor = try self.cursor(context)
-            view = try render(snapshot)
+            view = try route.render(snapshot)
         } catch {
-            return .response(finish(.failure(error)))
+            return .response(route.finish(.failure(error)))
         }
         guard let wait, let cursor, cursor.epoch == snapshot.epoch, view.reads.revision <= cursor.revision,
             !view.reads.keys.isEmpty
         else {
             answered(view, snapshot.epoch)
-            return .response(finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
+            return .response(route.finish(.success(.view(view, epoch: snapshot.epoch, context: context))))
         }
         let poll = HeldPoll(
             store: store, deadlines: deadlines, view: view, epoch: snapshot.epoch,
-            requestID: context.echoedRequestID, render: render,
-            answer: { result in finish(result.map { $0.response(requestID: context.echoedRequestID) }) },
-            counted: counted)
+            requestID: context.echoedRequestID, route: route)
         // Shutdown ends the wait as its deadline would: nothing it read has changed.
         return .wait(
-            onShutdown: { finish(.success(poll.notModified())) },
+            onShutdown: { route.finish(.success(poll.notModified())) },
             hold: { held in poll.hold(held, for: wait) })
     }
 

@@ -118,17 +118,13 @@ final class LookoutResponder: HTTPResponder {
                 return .response(finish(request, requestID, measured, Result { try handle(context) }))
             case .view(let render) where streaming:
                 return events.reply(
-                    to: context, render: { try render(context, $0) },
-                    finish: { [self] in finish(context.request, context.requestID, measured, $0) },
-                    counted: { [self] status in counted(context.request, context.requestID, measured, status: status) })
+                    to: context, route: HeldRoute(responder: self, context: context, measured: measured, render: render)
+                )
             case .view(let render):
                 // A held poll is finished when it is answered, so its time is the time held.
                 return longPoll.reply(
-                    to: context, render: { try render(context, $0) },
-                    // Capturing the context, one reference, rather than the request's fields:
-                    // a held poll keeps these closures for as long as it waits.
-                    finish: { [self] in finish(context.request, context.requestID, measured, $0) },
-                    counted: { [self] status in counted(context.request, context.requestID, measured, status: status) },
+                    to: context,
+                    route: HeldRoute(responder: self, context: context, measured: measured, render: render),
                     answered: { view, epoch in
                         hotReads.note(view, epoch: epoch, for: context, metrics: measured.metrics)
                     })
@@ -183,6 +179,37 @@ final class LookoutResponder: HTTPResponder {
     }
 
     /// Where a request's answer is counted, and when it arrived.
+    /// A held view's route: the request's context, its metrics, and the route's rendering.
+    /// It holds the context, one reference, rather than the request's fields.
+    private final class HeldRoute: ViewRoute {
+        private let responder: LookoutResponder
+        private let context: RequestContext
+        private let measured: Measured
+        private let renderView: @Sendable (RequestContext, StoreSnapshot) throws -> RenderedView
+
+        init(
+            responder: LookoutResponder, context: RequestContext, measured: Measured,
+            render: @escaping @Sendable (RequestContext, StoreSnapshot) throws -> RenderedView
+        ) {
+            self.responder = responder
+            self.context = context
+            self.measured = measured
+            self.renderView = render
+        }
+
+        func render(_ snapshot: StoreSnapshot) throws -> RenderedView {
+            try renderView(context, snapshot)
+        }
+
+        func finish(_ result: Result<HTTPResponse, any Error>) -> HTTPResponse {
+            responder.finish(context.request, context.requestID, measured, result)
+        }
+
+        func counted(_ status: Int) {
+            responder.counted(context.request, context.requestID, measured, status: status)
+        }
+    }
+
     private struct Measured {
         let metrics: RouteMetrics
         /// ``RouteMetrics/now()`` when the request arrived.

@@ -72,16 +72,9 @@ struct ServerSentEvents: Sendable {
         return request.with(target: target, headers: headers)
     }
 
-    /// Answers a view request with a stream of its renderings.
-    /// - Parameters:
-    ///   - finish: turns a handler result into the logged and counted response (errors).
-    ///   - counted: logs and counts the stream's 200.
-    func reply(
-        to context: RequestContext,
-        render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView,
-        finish: @escaping @Sendable (Result<HTTPResponse, any Error>) -> HTTPResponse,
-        counted: @escaping @Sendable (Int) -> Void
-    ) -> HTTPReply {
+    /// Answers a view request with a stream of its renderings; `route` renders them,
+    /// answers an error, and counts the stream's 200.
+    func reply(to context: RequestContext, route: any ViewRoute) -> HTTPReply {
         let token: (text: String, expires: Date)?
         let view: RenderedView
         let snapshot = store.snapshot()
@@ -94,9 +87,9 @@ struct ServerSentEvents: Sendable {
                 token = nil
             }
             cursor = try self.cursor(context)
-            view = try render(snapshot)
+            view = try route.render(snapshot)
         } catch {
-            return .response(finish(.failure(error)))
+            return .response(route.finish(.failure(error)))
         }
         let isCurrent = cursor.map { $0.epoch == snapshot.epoch && view.reads.revision <= $0.revision } ?? false
         var head = HTTPResponse(
@@ -106,10 +99,10 @@ struct ServerSentEvents: Sendable {
                 ("X-Accel-Buffering", "no"),
             ]))
         head.headers.addRequestID(context.echoedRequestID)
-        counted(200)
+        route.counted(200)
         let stream = ViewStream(
             store: store, deadlines: deadlines, tokens: tokens, token: token, heartbeat: heartbeat, view: view,
-            clientIsCurrent: isCurrent, render: render)
+            clientIsCurrent: isCurrent, route: route)
         return .stream(head: head, source: stream)
     }
 

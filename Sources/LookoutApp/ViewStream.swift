@@ -56,7 +56,8 @@ final class ViewStream: EventStreamSource {
     /// The token the stream was opened with, and when it expires; nil for none.
     private let token: (text: String, expires: Date)?
     private let heartbeatInterval: Duration
-    private let render: @Sendable (StoreSnapshot) throws -> RenderedView
+    /// Renders the view.
+    private let route: any ViewRoute
     /// Whether the client's cursor is this first rendering's: it has it, send nothing yet.
     private let clientIsCurrent: Bool
     private let state: Mutex<State>
@@ -64,14 +65,14 @@ final class ViewStream: EventStreamSource {
     init(
         store: Store, deadlines: DeadlineTimer, tokens: TokenService, token: (text: String, expires: Date)?,
         heartbeat: Duration,
-        view: RenderedView, clientIsCurrent: Bool, render: @escaping @Sendable (StoreSnapshot) throws -> RenderedView
+        view: RenderedView, clientIsCurrent: Bool, route: any ViewRoute
     ) {
         self.store = store
         self.deadlines = deadlines
         self.tokens = tokens
         self.token = token
         self.heartbeatInterval = heartbeat
-        self.render = render
+        self.route = route
         self.clientIsCurrent = clientIsCurrent
         self.state = Mutex(State(view: view))
     }
@@ -209,7 +210,7 @@ final class ViewStream: EventStreamSource {
         let latest = store.snapshot()
         let view: RenderedView
         do {
-            view = try render(latest)
+            view = try route.render(latest)
         } catch {
             end(.viewFailed)
             return nil
