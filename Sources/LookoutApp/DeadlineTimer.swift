@@ -25,10 +25,10 @@ final class DeadlineTimer: @unchecked Sendable {
     /// One scheduled action; settled once, by its cancel or by the timer running it.
     final class Token: Sendable {
         private let settled = Atomic<Bool>(false)
-        private let action: Mutex<(@Sendable () -> Void)?>
+        private let action: Mutex<Action?>
 
         fileprivate init(_ action: @escaping @Sendable () -> Void) {
-            self.action = Mutex(action)
+            self.action = Mutex(Action(run: action))
         }
 
         /// Whether it is neither cancelled nor run.
@@ -37,11 +37,17 @@ final class DeadlineTimer: @unchecked Sendable {
         }
 
         /// The action, to whoever settles the token first; nil to everyone else.
-        fileprivate func settle() -> (@Sendable () -> Void)? {
+        fileprivate func settle() -> Action? {
             guard settled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
             else { return nil }
             return action.withLock { $0.take() }
         }
+    }
+
+    /// A token's action in a struct: a closure kept bare in a generic container (a `Mutex`,
+    /// an array) is wrapped in a reabstraction thunk, one more allocation for every token.
+    fileprivate struct Action {
+        let run: @Sendable () -> Void
     }
 
     private struct Entry {
@@ -162,7 +168,7 @@ final class DeadlineTimer: @unchecked Sendable {
                 wakes.add(1, ordering: .relaxed)
                 continue
             }
-            var due: [@Sendable () -> Void] = []
+            var due: [Action] = []
             while let top = heap.first, top.deadline <= now {
                 popFirst()
                 if let action = top.token.settle() {
@@ -174,7 +180,7 @@ final class DeadlineTimer: @unchecked Sendable {
             }
             condition.unlock()
             // Long-polls answered by these actions are resumed together, once they all are.
-            SuspendedRequest.resumingTogether { due.forEach { $0() } }
+            SuspendedRequest.resumingTogether { due.forEach { $0.run() } }
             condition.lock()
         }
         condition.unlock()

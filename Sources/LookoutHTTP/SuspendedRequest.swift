@@ -26,7 +26,13 @@ public final class SuspendedRequest: Sendable {
     let endsAtShutdown: Bool
     /// What shutdown answers it with; dropped once it is answered, so that nothing it holds
     /// (a held poll, which holds this request while it waits) outlives the answer.
-    private let shutdownAnswer: Mutex<(@Sendable () -> HTTPResponse)?>
+    private let shutdownAnswer: Mutex<ShutdownAnswer?>
+
+    /// In a struct: a closure kept bare in a generic `Mutex` is wrapped in a reabstraction
+    /// thunk, one more allocation for every held request.
+    private struct ShutdownAnswer {
+        let make: @Sendable () -> HTTPResponse
+    }
     let id: UInt64
 
     init(
@@ -42,7 +48,7 @@ public final class SuspendedRequest: Sendable {
         self.registry = registry
         self.loop = loop
         self.endsAtShutdown = endsAtShutdown
-        self.shutdownAnswer = Mutex(onShutdown)
+        self.shutdownAnswer = Mutex(ShutdownAnswer(make: onShutdown))
     }
 
     /// Whether the request has been answered.
@@ -118,8 +124,8 @@ public final class SuspendedRequest: Sendable {
 
     /// Answers it as shutdown does (``HTTPReply/wait(onShutdown:hold:)``), unless it was answered.
     func respondAtShutdown() {
-        guard let make = shutdownAnswer.withLock({ $0 }) else { return }
-        respond(make())
+        guard let answer = shutdownAnswer.withLock({ $0 }) else { return }
+        respond(answer.make())
     }
 
     /// Marks the request answered, once: false if it already was.
@@ -184,21 +190,27 @@ final class ResumeBatch: Sendable {
 
     private let responses = Mutex(SharedResponses())
     /// Work for other loops not yet posted.
-    private let posts = Mutex<[(loop: EventLoop, work: [@Sendable () -> Void])]>([])
+    private let posts = Mutex<[(loop: EventLoop, work: [Work])]>([])
+
+    /// Posted work in a struct: a closure kept bare in an array is wrapped in a
+    /// reabstraction thunk, one more allocation for every poll woken on another loop.
+    private struct Work {
+        let run: @Sendable () -> Void
+    }
 
     /// Queues `work` for `loop`, posting the loop's queue when it is a chunk long.
     func post(_ work: @escaping @Sendable () -> Void, to loop: EventLoop) {
-        let chunk: [@Sendable () -> Void]? = posts.withLock { posts in
+        let chunk: [Work]? = posts.withLock { posts in
             guard let index = posts.firstIndex(where: { $0.loop.isSame(as: loop) }) else {
-                posts.append((loop, [work]))
+                posts.append((loop, [Work(run: work)]))
                 return nil
             }
-            posts[index].work.append(work)
+            posts[index].work.append(Work(run: work))
             guard posts[index].work.count >= Self.postChunk else { return nil }
             defer { posts[index].work = [] }
             return posts[index].work
         }
-        if let chunk { loop.run { for work in chunk { work() } } }
+        if let chunk { loop.run { for work in chunk { work.run() } } }
     }
 
     func add(_ handle: SuspendedRequest.Handle) {
@@ -234,7 +246,7 @@ final class ResumeBatch: Sendable {
             lk_mhd_resume(handle.pointer)
         }
         for (loop, chunk) in posts.withLock({ $0 }) where !chunk.isEmpty {
-            loop.run { for work in chunk { work() } }
+            loop.run { for work in chunk { work.run() } }
         }
     }
 }
