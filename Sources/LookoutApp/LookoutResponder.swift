@@ -178,7 +178,6 @@ final class LookoutResponder: HTTPResponder {
         return finish(request, requestID, measured, .success(response))
     }
 
-    /// Where a request's answer is counted, and when it arrived.
     /// A held view's route: the request's context, its metrics, and the route's rendering.
     /// It holds the context, one reference, rather than the request's fields.
     private final class HeldRoute: ViewRoute {
@@ -210,6 +209,7 @@ final class LookoutResponder: HTTPResponder {
         }
     }
 
+    /// Where a request's answer is counted, and when it arrived.
     private struct Measured {
         let metrics: RouteMetrics
         /// ``RouteMetrics/now()`` when the request arrived.

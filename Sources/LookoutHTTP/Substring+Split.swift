@@ -53,9 +53,8 @@ extension Substring {
     public func splittingOnce(at separator: Unicode.Scalar) -> (head: Substring, rest: Substring?) {
         precondition(separator.isASCII, "an ASCII separator")
         let byte = UInt8(separator.value)
-        let found = withASCIIBytes { bytes in bytes.firstIndex(of: byte).map { $0 } ?? -1 }
-        if let found {
-            guard found >= 0 else { return (self, nil) }
+        if let found = withASCIIBytes({ bytes in bytes.firstIndex(of: byte) }) {
+            guard let found else { return (self, nil) }
             let at = index(atByte: found)
             return (self[..<at], self[index(after: at)...])
         }

@@ -27,13 +27,13 @@ public final class SuspendedRequest: Sendable {
     /// What shutdown answers it with; dropped once it is answered, so that nothing it holds
     /// (a held poll, which holds this request while it waits) outlives the answer.
     private let shutdownAnswer: Mutex<ShutdownAnswer?>
+    let id: UInt64
 
     /// In a struct: a closure kept bare in a generic `Mutex` is wrapped in a reabstraction
     /// thunk, one more allocation for every held request.
     private struct ShutdownAnswer {
         let make: @Sendable () -> HTTPResponse
     }
-    let id: UInt64
 
     init(
         handle: Handle,
@@ -147,7 +147,7 @@ public final class SuspendedRequest: Sendable {
     public static func resumingTogether<Result>(_ body: () throws -> Result) rethrows -> Result {
         let batch = ResumeBatch()
         defer { batch.resumeAll() }
-        return try batch.current(body)
+        return try batch.makingCurrent(body)
     }
 
     /// Sends now the answers of requests resumed on other daemons of this event loop (the
@@ -160,14 +160,14 @@ public final class SuspendedRequest: Sendable {
 
 /// Answered requests waiting to be resumed together.
 final class ResumeBatch: Sendable {
-    /// The batch of the running thread's ``current(_:)``, if any. `body` there is
+    /// The batch of the running thread's ``makingCurrent(_:)``, if any. `body` there is
     /// synchronous: it runs on one thread, whose batch it sees.
     static var current: ResumeBatch? {
         lk_thread_resume_batch().map { Unmanaged<ResumeBatch>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// Runs `body` with this batch as the thread's current one; the outer one after.
-    func current<Result>(_ body: () throws -> Result) rethrows -> Result {
+    func makingCurrent<Result>(_ body: () throws -> Result) rethrows -> Result {
         let outer = lk_thread_resume_batch()
         lk_thread_set_resume_batch(Unmanaged.passUnretained(self).toOpaque())
         defer { lk_thread_set_resume_batch(outer) }
