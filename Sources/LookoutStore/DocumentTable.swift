@@ -27,9 +27,6 @@ struct DocumentTable: @unchecked Sendable {
         /// Bit `slot` is set for each slot in use.
         var present: UInt64 { header }
 
-        /// How many elements it holds.
-        var count: Int { header.nonzeroBitCount }
-
         /// A node with the slots in `present`, whose elements `initialize` sets, all
         /// `present.nonzeroBitCount` of them, by ascending slot.
         static func make(present: UInt64, _ initialize: (UnsafeMutablePointer<Element>) -> Void) -> Node {
