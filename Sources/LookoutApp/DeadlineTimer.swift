@@ -28,7 +28,7 @@ final class DeadlineTimer: @unchecked Sendable {
         private let action: Mutex<Action?>
 
         fileprivate init(_ action: @escaping @Sendable () -> Void) {
-            self.action = Mutex(Action(run: action))
+            self.action = Mutex(Action(action))
         }
 
         /// Whether it is neither cancelled nor run.
@@ -42,12 +42,6 @@ final class DeadlineTimer: @unchecked Sendable {
             else { return nil }
             return action.withLock { $0.take() }
         }
-    }
-
-    /// A token's action in a struct: a closure kept bare in a generic container (a `Mutex`,
-    /// an array) is wrapped in a reabstraction thunk, one more allocation for every token.
-    fileprivate struct Action {
-        let run: @Sendable () -> Void
     }
 
     private struct Entry {

@@ -171,7 +171,7 @@ final class ResumeBatch: Sendable {
         let outer = lk_thread_resume_batch()
         lk_thread_set_resume_batch(Unmanaged.passUnretained(self).toOpaque())
         defer { lk_thread_set_resume_batch(outer) }
-        return try withExtendedLifetime(self) { try body() }
+        return try body()
     }
 
     /// Work for other loops is posted this many at a time: few posts, and the other loops
@@ -190,22 +190,16 @@ final class ResumeBatch: Sendable {
 
     private let responses = Mutex(SharedResponses())
     /// Work for other loops not yet posted.
-    private let posts = Mutex<[(loop: EventLoop, work: [Work])]>([])
-
-    /// Posted work in a struct: a closure kept bare in an array is wrapped in a
-    /// reabstraction thunk, one more allocation for every poll woken on another loop.
-    private struct Work {
-        let run: @Sendable () -> Void
-    }
+    private let posts = Mutex<[(loop: EventLoop, work: [Action])]>([])
 
     /// Queues `work` for `loop`, posting the loop's queue when it is a chunk long.
     func post(_ work: @escaping @Sendable () -> Void, to loop: EventLoop) {
-        let chunk: [Work]? = posts.withLock { posts in
+        let chunk: [Action]? = posts.withLock { posts in
             guard let index = posts.firstIndex(where: { $0.loop.isSame(as: loop) }) else {
-                posts.append((loop, [Work(run: work)]))
+                posts.append((loop, [Action(work)]))
                 return nil
             }
-            posts[index].work.append(Work(run: work))
+            posts[index].work.append(Action(work))
             guard posts[index].work.count >= Self.postChunk else { return nil }
             defer { posts[index].work = [] }
             return posts[index].work
