@@ -98,7 +98,7 @@ let package = Package(
         // A real HTTP/1.1 client over sockets, shared by the end-to-end tests.
         .target(name: "LookoutTestSupport"),
         .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP", "LookoutTestSupport"]),
-        .testTarget(name: "LookoutJSONTests", dependencies: ["LookoutJSON"]),
+        .testTarget(name: "LookoutJSONTests", dependencies: ["LookoutJSON", "LookoutTestSupport"]),
         .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore", "LookoutTestSupport"]),
         .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth", "LookoutTestSupport"]),
         .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),

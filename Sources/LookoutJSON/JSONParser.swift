@@ -170,14 +170,31 @@ public struct JSONParser {
             guard let next = current, isDigit(next) else { throw error("invalid number") }
             skipDigits()
         }
-        let text = String(decoding: input[start..<position], as: UTF8.self)
-        if isInteger, let integer = Int(text) {
+        if isInteger, let integer = Self.integer(spelledBy: input[start..<position]) {
             return .int(integer)
         }
+        let text = String(decoding: input[start..<position], as: UTF8.self)
         guard let number = Double(text), number.isFinite else {
             throw JSONParseError(offset: start, reason: "number out of range")
         }
         return .double(number)
+    }
+
+    /// The `Int` an integer's text (an optional `-`, then digits) spells, or nil when it is
+    /// out of range, as `Int(String)` gives it but without making the string.
+    private static func integer(spelledBy text: ArraySlice<UInt8>) -> Int? {
+        let negative = text.first == UInt8(ascii: "-")
+        var value = 0
+        for byte in text.dropFirst(negative ? 1 : 0) {
+            let digit = Int(byte &- UInt8(ascii: "0"))
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            // Negative numbers are built downwards: Int.min has no positive counterpart.
+            let (next, overflowedAgain) =
+                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            guard !overflowed, !overflowedAgain else { return nil }
+            value = next
+        }
+        return value
     }
 
     private func isDigit(_ byte: UInt8) -> Bool {
@@ -190,22 +207,29 @@ public struct JSONParser {
 
     private mutating func parseString() throws(JSONParseError) -> String {
         position += 1  // opening quote
-        var bytes: [UInt8] = []
+        // The text once unescaped; left empty (no allocation) until an escape is met, since
+        // a string without escapes (most) is made from the input's bytes directly.
+        var unescaped: [UInt8] = []
         var runStart = position
         while true {
             guard let byte = current else { throw error("unterminated string") }
             switch byte {
             case UInt8(ascii: "\""):
-                bytes.append(contentsOf: input[runStart..<position])
+                let run = runStart..<position
                 position += 1
-                guard let text = String(validating: bytes, as: UTF8.self) else {
-                    throw error("string is not valid UTF-8")
+                let text: String?
+                if unescaped.isEmpty {
+                    text = input.withUnsafeBufferPointer { Self.validUTF8(UnsafeBufferPointer(rebasing: $0[run])) }
+                } else {
+                    unescaped.append(contentsOf: input[run])
+                    text = unescaped.withUnsafeBufferPointer(Self.validUTF8)
                 }
+                guard let text else { throw error("string is not valid UTF-8") }
                 return text
             case UInt8(ascii: "\\"):
-                bytes.append(contentsOf: input[runStart..<position])
+                unescaped.append(contentsOf: input[runStart..<position])
                 position += 1
-                try parseEscape(into: &bytes)
+                try parseEscape(into: &unescaped)  // appends at least one byte
                 runStart = position
             case 0..<0x20:
                 throw error("control character in string")
@@ -213,6 +237,21 @@ public struct JSONParser {
                 position += 1
             }
         }
+    }
+
+    /// `bytes` as a string, or nil when they are not valid UTF-8.
+    ///
+    /// Not `String(validating:as:)`: it is generic, and looks up type metadata on every
+    /// call (a µs per string in a request's profile). Decoding repairs an invalid sequence
+    /// by putting U+FFFD in its place, which always changes the bytes, so the bytes are
+    /// valid exactly when decoding gives them back unchanged.
+    private static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if bytes.allSatisfy({ $0 < 0x80 }) { return text }
+        var same = false
+        var copy = text
+        copy.withUTF8 { decoded in same = decoded.elementsEqual(bytes) }
+        return same ? text : nil
     }
 
     private mutating func parseEscape(into bytes: inout [UInt8]) throws(JSONParseError) {

@@ -16,9 +16,7 @@ public struct JSONWriter: Sendable {
         // (A copy through `Array(bytes[...])` could keep the same storage.)
         let text = writer.bytes
         guard text.capacity - text.count > 64 else { return text }
-        return [UInt8](unsafeUninitializedCapacity: text.count) { buffer, count in
-            count = text.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
-        }
+        return text.withUnsafeBufferPointer { Array($0) }
     }
 
     public mutating func write(_ value: JSONValue) {

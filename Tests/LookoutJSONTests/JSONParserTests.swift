@@ -1,4 +1,5 @@
 import LookoutJSON
+import LookoutTestSupport
 import Testing
 
 @Suite("JSON parser and writer")
@@ -43,6 +44,50 @@ struct JSONParserTests {
     @Test("invalid UTF-8 inside a string is refused")
     func invalidUTF8() {
         #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xC3, 0x28, 0x22]) }
+    }
+
+    @Test("a string is refused exactly when its bytes are not UTF-8, with or without escapes")
+    func utf8Validity() throws {
+        // Valid sequences, and the invalid kinds: a stray continuation byte, an overlong
+        // form, a surrogate, a code point past U+10FFFF, a truncated sequence, bytes
+        // never used in UTF-8; plus U+FFFD itself, and two escapes with what they stand for.
+        let newline = Array(#"\n"#.utf8)
+        let eAcute = Array(#"\u00e9"#.utf8)
+        let pieces: [[UInt8]] = [
+            [0x61], [0xC3, 0xA9], [0xE5, 0xAF, 0xBF], [0xF0, 0x9F, 0x8D, 0xA3], [0xEF, 0xBF, 0xBD],
+            [0x80], [0xC0, 0x80], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0xE5, 0xAF], [0xF0, 0x9F], [0xFF], [0xFE], newline, eAcute,
+        ]
+        var random = SplitMix64(seed: 53)
+        for _ in 0..<20_000 {
+            let parts = (0..<random.below(5)).map { _ in pieces[random.below(pieces.count)] }
+            let inner = parts.flatMap { $0 }
+            let parsed = try? JSONParser.parse([0x22] + inner + [0x22])
+            // The reference: the standard library's check of the text the escapes stand for.
+            let unescaped = parts.flatMap { part in
+                part == newline ? [0x0A] : part == eAcute ? [0xC3, 0xA9] : part
+            }
+            let expected = String(validating: unescaped, as: UTF8.self)
+            #expect(parsed == expected.map(JSONValue.string), "bytes \(inner)")
+        }
+    }
+
+    @Test("integers are read as Int while they fit, and as Double past either end")
+    func integerRange() throws {
+        var texts = [
+            "0", "-0", "7", "-7", String(Int.max), String(Int.min), "9223372036854775808",
+            "-9223372036854775809", "99999999999999999999", "-99999999999999999999",
+        ]
+        var random = SplitMix64(seed: 59)
+        for _ in 0..<20_000 {
+            let digits = (0..<(1 + random.below(20))).map { _ in String(random.below(10)) }.joined()
+            let trimmed = digits.drop { $0 == "0" }
+            texts.append((random.below(2) == 0 ? "-" : "") + (trimmed.isEmpty ? "0" : String(trimmed)))
+        }
+        for text in texts {
+            let expected: JSONValue = Int(text).map(JSONValue.int) ?? .double(Double(text)!)
+            #expect(try JSONParser.parse(text) == expected, "\(text)")
+        }
     }
 
     @Test("nesting is bounded")
