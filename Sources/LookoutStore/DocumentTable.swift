@@ -1,22 +1,19 @@
 import LookoutJSON
 
-/// Documents by id, shared between snapshots: a write copies one chunk of at most 16
-/// documents and, above it, three nodes of at most 16 references, and the table of top
-/// nodes (one per 65,536 ids), whatever the collection's size.
+/// Documents by id, shared between snapshots: a write copies one chunk of at most 64
+/// documents, one group of at most 64 chunk references, and the table of group
+/// references, whatever the collection's size.
 ///
 /// A plain `[Int: StoredDocument]` would be copied whole on each write, because the
 /// published snapshot still holds it (measured: ~1 ms per write at 20,000 documents,
 /// mostly retain/release; Benchmarks/README.md). With one level of chunks, the table of
 /// chunk references was still copied (a retain of each, and a release when the snapshot
-/// goes): a PATCH took 57 µs longer at 400,000 documents than at 20,000. With chunks and
-/// groups of 64, a write still retained ~190 objects it did not change (each document
-/// holds two), most of them cold: ~8 µs of a PATCH went to those retains. Nodes of 16
-/// retain ~70.
+/// goes): a PATCH took 57 µs longer at 400,000 documents than at 20,000.
 ///
 /// `@unchecked Sendable`: its nodes are never changed once made, but a `ManagedBuffer`
 /// subclass cannot be declared `Sendable`.
 struct DocumentTable: @unchecked Sendable {
-    /// The elements of up to 16 slots, by the low ``slotBits`` bits of a key. Immutable, so
+    /// The elements of up to 64 slots, by the low ``slotBits`` bits of a key. Immutable, so
     /// snapshots can share it; replaced, never changed.
     ///
     /// Elements in slot order with a bit per slot in use, not a dictionary: a list query
@@ -62,14 +59,6 @@ struct DocumentTable: @unchecked Sendable {
             return isPresent ? withElements { $0[index] } : nil
         }
 
-        /// `body` applied to the element in `key`'s slot, read in place; nil when the slot
-        /// is empty.
-        func withElement<Result>(_ key: Int, _ body: (Element) -> Result?) -> Result? {
-            let (index, isPresent) = index(of: key)
-            guard isPresent else { return nil }
-            return withElements { body($0[index]) }
-        }
-
         /// A node like `node` with `key`'s slot holding `element` (emptied for nil); nil
         /// when no slot is left in use.
         static func replacing(_ key: Int, with element: Element?, in node: Node?) -> Node? {
@@ -103,31 +92,27 @@ struct DocumentTable: @unchecked Sendable {
     }
 
     private typealias Chunk = Node<StoredDocument>
-    private typealias Level1 = Node<Chunk>
-    private typealias Level2 = Node<Level1>
-    private typealias Level3 = Node<Level2>
+    private typealias Group = Node<Chunk>
 
-    private static let slotBits = 4
+    private static let slotBits = 6
     private static let slotMask = (1 << slotBits) - 1
-    /// Top nodes by `id >> (4 × slotBits)`; below each, nodes by the next four bits of the
-    /// id at each level, down to the chunk, where documents are by the id's low four bits.
-    private var tops: [Int: Level3] = [:]
+    /// Groups by `id >> (2 × slotBits)`; within one, chunks by the next six bits of the
+    /// id; within a chunk, documents by its low six bits.
+    private var groups: [Int: Group] = [:]
 
     init() {}
 
-    /// A table holding `documents`, built level by level from the chunks up.
+    /// A table holding `documents`, built chunk by chunk.
     init(_ documents: [Int: StoredDocument]) {
-        let chunks = Self.nodes(documents.map { (key: $0.key, element: $0.value) })
-        tops = Dictionary(uniqueKeysWithValues: Self.nodes(Self.nodes(Self.nodes(chunks))))
-    }
-
-    /// `members` in nodes by their keys' bits above the slot's: each node under that key.
-    private static func nodes<Element>(_ members: [(key: Int, element: Element)]) -> [(
-        key: Int, element: Node<Element>
-    )] {
-        var grouped: [Int: [(key: Int, element: Element)]] = [:]
-        for member in members { grouped[member.key >> slotBits, default: []].append(member) }
-        return grouped.map { (key: $0.key, element: node($0.value)) }
+        var chunks: [Int: [(id: Int, document: StoredDocument)]] = [:]
+        for (id, document) in documents {
+            chunks[id >> Self.slotBits, default: []].append((id, document))
+        }
+        var grouped: [Int: [(key: Int, chunk: Chunk)]] = [:]
+        for (key, members) in chunks {
+            grouped[key >> Self.slotBits, default: []].append((key, Self.node(members.map { ($0.id, $0.document) })))
+        }
+        groups = grouped.mapValues { Self.node($0.map { ($0.key, $0.chunk) }) }
     }
 
     /// A node holding each element at its key's slot (the keys share all but those bits).
@@ -139,38 +124,39 @@ struct DocumentTable: @unchecked Sendable {
         }
     }
 
+    private func chunk(of id: Int) -> Chunk? {
+        groups[id >> (2 * Self.slotBits)]?[id >> Self.slotBits]
+    }
+
     /// Field `name` of document `id` and the revision that last changed it (its creation
     /// if never written since); nil when there is no such document. Only the field's
     /// value is copied out, not the whole document as the subscript does.
     func field(_ name: String, of id: Int) -> (value: JSONValue?, revision: UInt64)? {
-        withDocument(id) { ($0.fields[name], $0.revision(of: name)) }
-    }
-
-    /// `body` applied to document `id`, read in place; nil when there is none.
-    ///
-    /// Through buffer pointers: subscripts that return elements copy each node on the way
-    /// (a retain and a release on an object every reader shares).
-    private func withDocument<Result>(_ id: Int, _ body: (StoredDocument) -> Result?) -> Result? {
-        tops[id >> (4 * Self.slotBits)]?.withElement(id >> (3 * Self.slotBits)) { level2 in
-            level2.withElement(id >> (2 * Self.slotBits)) { level1 in
-                level1.withElement(id >> Self.slotBits) { chunk in chunk.withElement(id, body) }
+        guard let group = groups[id >> (2 * Self.slotBits)] else { return nil }
+        let (chunkIndex, hasChunk) = group.index(of: id >> Self.slotBits)
+        guard hasChunk else { return nil }
+        // Read in place, through buffer pointers: subscripts that return elements copy the chunk
+        // (a retain and a release on an object every reader shares) and the document (a
+        // retain and a release of each of its members).
+        return group.withElements { chunks in
+            let (index, isPresent) = chunks[chunkIndex].index(of: id)
+            guard isPresent else { return nil }
+            return chunks[chunkIndex].withElements {
+                ($0[index].fields[name], $0[index].revision(of: name))
             }
         }
     }
 
     subscript(id: Int) -> StoredDocument? {
-        get { withDocument(id) { $0 } }
+        get { chunk(of: id)?[id] }
         set {
-            let top = tops[id >> (4 * Self.slotBits)]
-            let level2 = top?[id >> (3 * Self.slotBits)]
-            let level1 = level2?[id >> (2 * Self.slotBits)]
-            let chunk = level1?[id >> Self.slotBits]
-            // Removing an absent document changes nothing: no copy of any node or the table.
+            let key = id >> (2 * Self.slotBits)
+            let group = groups[key]
+            let chunk = group?[id >> Self.slotBits]
+            // Removing an absent document changes nothing: no copy of the group or table.
             if newValue == nil && chunk?.index(of: id).isPresent != true { return }
-            let replacedChunk = Chunk.replacing(id, with: newValue, in: chunk)
-            let replacedLevel1 = Level1.replacing(id >> Self.slotBits, with: replacedChunk, in: level1)
-            let replacedLevel2 = Level2.replacing(id >> (2 * Self.slotBits), with: replacedLevel1, in: level2)
-            tops[id >> (4 * Self.slotBits)] = Level3.replacing(id >> (3 * Self.slotBits), with: replacedLevel2, in: top)
+            let replaced = Chunk.replacing(id, with: newValue, in: chunk)
+            groups[key] = Group.replacing(id >> Self.slotBits, with: replaced, in: group)
         }
     }
 }
