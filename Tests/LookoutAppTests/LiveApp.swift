@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LookoutApp
 import LookoutHTTP
 import LookoutJSON
@@ -21,6 +22,7 @@ final class LiveApp: Sendable {
     static func start(
         dataDirectory: String? = nil,
         clock: ManualWallClock = ManualWallClock(),
+        logger: Logger = Logger(label: "lookout"),
         configure: (inout AppConfiguration) -> Void = { _ in }
     ) async throws -> LiveApp {
         let directory =
@@ -29,7 +31,8 @@ final class LiveApp: Sendable {
         var configuration = AppConfiguration(
             http: HTTPServerConfiguration(bindAddresses: ["127.0.0.1", "::1"], port: 0), dataDirectory: directory)
         configure(&configuration)
-        let application = try await buildApplication(configuration: configuration, now: { clock.now() })
+        let application = try await buildApplication(
+            configuration: configuration, logger: logger, now: { clock.now() })
         try application.start()
         return LiveApp(application: application, clock: clock, dataDirectory: directory)
     }
@@ -86,10 +89,11 @@ struct LoginFailed: Error {
 /// Runs `body` against a fresh app and always shuts it down.
 func withApp(
     clock: ManualWallClock = ManualWallClock(),
+    logger: Logger = Logger(label: "lookout"),
     configure: (inout AppConfiguration) -> Void = { _ in },
     _ body: (LiveApp) async throws -> Void
 ) async throws {
-    let app = try await LiveApp.start(clock: clock, configure: configure)
+    let app = try await LiveApp.start(clock: clock, logger: logger, configure: configure)
     defer {
         app.shutdown()
         try? FileManager.default.removeItem(atPath: app.dataDirectory)
