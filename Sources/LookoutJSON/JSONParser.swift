@@ -247,11 +247,7 @@ public struct JSONParser {
     /// valid exactly when decoding gives them back unchanged.
     private static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         let text = String(decoding: bytes, as: UTF8.self)
-        if bytes.allSatisfy({ $0 < 0x80 }) { return text }
-        var same = false
-        var copy = text
-        copy.withUTF8 { decoded in same = decoded.elementsEqual(bytes) }
-        return same ? text : nil
+        return bytes.allSatisfy({ $0 < 0x80 }) || text.utf8.elementsEqual(bytes) ? text : nil
     }
 
     private mutating func parseEscape(into bytes: inout [UInt8]) throws(JSONParseError) {
