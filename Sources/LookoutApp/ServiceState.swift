@@ -33,7 +33,11 @@ struct ServiceState {
                 // A shared database may have been given another instance's epoch first.
                 image = try persistence.load() ?? StoreImage(epoch: epoch, revision: 0, collections: [])
             }
-            let store = try Store(restoring: image, declarations: data.collections, journal: journal(persistence))
+            // In memory the store records its writes nowhere: nothing would read them back
+            // (the store is the only copy, and it ends with the process), and recording them
+            // kept a second copy of every document and cost each write its update.
+            let journal: (any StoreJournal)? = configuration.database == .memory ? nil : persistence
+            let store = try Store(restoring: image, declarations: data.collections, journal: journal)
             let users = try UserRecords(persistence: persistence).all()
             return ServiceState(persistence: persistence, store: store, users: users)
         } catch let error as StartupError {
@@ -41,13 +45,6 @@ struct ServiceState {
         } catch {
             throw StartupError("\(describe(configuration)): \(error)")
         }
-    }
-
-    /// Where the store records its writes: none in memory, where nothing would read them
-    /// back (the store is the only copy, and it ends with the process). Recording them
-    /// kept a second copy of every document and cost each write its update.
-    private static func journal(_ persistence: any Persistence) -> (any StoreJournal)? {
-        persistence is MemoryPersistence ? nil : persistence
     }
 
     static func openPersistence(_ configuration: AppConfiguration) throws(StartupError) -> any Persistence {

@@ -47,7 +47,7 @@ struct JSONParserTests {
     }
 
     @Test("a string is refused exactly when its bytes are not UTF-8, with or without escapes")
-    func utf8Validity() throws {
+    func utf8Validity() {
         // Valid sequences, and the invalid kinds: a stray continuation byte, an overlong
         // form, a surrogate, a code point past U+10FFFF, a truncated sequence, bytes
         // never used in UTF-8; plus U+FFFD itself, and two escapes with what they stand for.
