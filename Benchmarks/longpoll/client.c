@@ -47,9 +47,11 @@
 //       the answer. Prints "write ID STATUS T0_NS T1_NS" per write and
 //       "summary n=.. ok=.. p50_us=.. p99_us=.. max_us=.. min_us=..".
 //
-//   client single --port P --token T [--rounds R] [--id 1] [--value-base V]
+//   client single --port P --token T [--rounds R] [--id 1] [--value-base V] [--gap-us 1000]
 //       Two keep-alive connections, poll and write. Per round: GET items/ID?fields=v to
-//       learn the ETag, send the long-poll with it, sleep 1 ms, t0, send the PATCH on the
+//       learn the ETag, send the long-poll with it, sleep --gap-us (an Nchan subscriber
+//       whose poll arrives after the publish waits for the next message, so under a tracer
+//       that slows the server, give it longer), t0, send the PATCH on the
 //       other connection, read the poll's 200 (t1), then the PATCH's answer (t2).
 //       Then R PATCHes with nothing held (write alone). Prints
 //       "wake  n=.. p50_us=.. p99_us=.. max_us=.."  (t1 - t0)
@@ -107,14 +109,14 @@ static void die(const char *fmt, ...) {
 
 struct options {
     const char *host, *src, *etag, *fields, *token, *ids;
-    int port, n, wait, inflight, rounds, print_each, nchan;
+    int port, n, wait, inflight, rounds, print_each, nchan, gap_us;
     long same_id, ids_from, id, value_base, expect;
     double timeout, linger;
 };
 
 static void parse_options(int argc, char **argv, struct options *o) {
     *o = (struct options){.host = "127.0.0.1", .fields = "v", .wait = 60, .inflight = 256,
-                          .rounds = 1000, .same_id = -1, .ids_from = -1, .id = 1,
+                          .rounds = 1000, .gap_us = 1000, .same_id = -1, .ids_from = -1, .id = 1,
                           .expect = -1, .timeout = 120, .linger = 1};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -134,6 +136,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
         else if (OPT("--token")) o->token = v;
         else if (OPT("--ids")) o->ids = v;
         else if (OPT("--rounds")) o->rounds = atoi(v);
+        else if (OPT("--gap-us")) o->gap_us = atoi(v);
         else if (OPT("--id")) o->id = atol(v);
         else if (OPT("--value-base")) o->value_base = atol(v);
         else if (OPT("--expect")) o->expect = atol(v);
@@ -871,13 +874,14 @@ static int mode_patch(const struct options *o) {
 // --- single -----------------------------------------------------------------------
 
 static void sleep_ns(long ns) {
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = ns};
+    struct timespec ts = {.tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
 }
 
 static int mode_single(const struct options *o) {
     if (!o->token && !o->nchan) die("--token is required");
+    if (o->gap_us < 0 || o->gap_us > 10000000) die("--gap-us must be 0 to 10000000");
     int rounds = o->rounds;
     static struct reader poll, writer;
     poll.fd = blocking_connect(o);
@@ -903,7 +907,7 @@ static int mode_single(const struct options *o) {
         held.etag = etag;
         len = format_poll(req, sizeof req, &held, o->id);
         write_all(poll.fd, req, (size_t)len);
-        sleep_ns(1000000);
+        sleep_ns((long)o->gap_us * 1000);
         len = format_patch(req, sizeof req, o, o->id, ++value);
         uint64_t t0 = now_ns();
         write_all(writer.fd, req, (size_t)len);
