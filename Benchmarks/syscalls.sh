@@ -106,12 +106,15 @@ strace_start() { # file
     for pid in "$SERVER_PID" $(pgrep -P "$SERVER_PID" || true); do pids+=(-p "$pid"); done
     strace -c -f -o "$1" "${pids[@]}" 2>"$1.err" &
     STRACE_PID=$!
+    # strace reports each process it attached to, with all of its threads, on one line.
     local i
     for ((i = 0; i < 100; i++)); do
-        grep -q 'attached' "$1.err" 2>/dev/null && break
+        (($(grep -c 'attached' "$1.err" 2>/dev/null || true) >= ${#pids[@]} / 2)) && return 0
+        kill -0 "$STRACE_PID" 2>/dev/null || break
         sleep 0.1
     done
-    sleep 0.5
+    cat "$1.err" >&2
+    die "strace did not attach to the server's processes (${pids[*]})"
 }
 
 strace_stop() {
@@ -151,7 +154,8 @@ single() { # target
         --gap-us 20000 >"$TMP/$target-single.out" || die "$target: the single wakes failed or took over 900 s"
     strace_stop
     stop_target
-    record single "$target" "$TMP/$target-single.strace" "$ROUNDS"
+    # The client runs 10 unmeasured rounds of each kind before its ROUNDS: all are counted.
+    record single "$target" "$TMP/$target-single.strace" $((ROUNDS + 10))
 }
 
 fanout() { # target
