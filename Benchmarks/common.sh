@@ -183,3 +183,31 @@ editor_token() { # base
     curl -fsS -X POST "$1/v1/auth/login" -H 'Content-Type: application/json' \
         -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/'
 }
+
+# Servers for the scripts that measure Lookout against Nchan (compare.sh, syscalls.sh): each
+# starts one on a free PORT, sets SERVER_PID, and TARGET_ARGS for the long-poll client.
+# They use TMP (the items data file at $TMP/items.json, logs) and LOOKOUT_BIN.
+NGINX=/usr/sbin/nginx
+
+start_lookout() { # mode
+    PORT=$(free_port)
+    rm -rf "$TMP/data"
+    "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
+        --database "$1" --log-level warning --max-connections 20000 \
+        --max-connections-per-client 0 --max-wait 300 --idle-timeout 600 2>"$TMP/lookout.log" &
+    SERVER_PID=$!
+    wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
+}
+
+start_nchan() {
+    PORT=$(free_port)
+    mkdir -p "$TMP/nginx"
+    write_nchan_conf "$TMP/nginx" "$PORT" 300
+    "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
+    SERVER_PID=$!
+    wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
+    # shellcheck disable=SC2034 # read by the scripts that source this file
+    TARGET_ARGS=(--nchan)
+}

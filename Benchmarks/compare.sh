@@ -58,7 +58,6 @@ FANOUTS="${FANOUTS:-1000 10000 19000}"
 SSE_FANOUTS="${SSE_FANOUTS:-10000}"
 BUDGET_FANOUT="${BUDGET_FANOUT:-}"
 KEEP_TMP="${KEEP_TMP:-0}"
-NGINX=/usr/sbin/nginx
 SESSIONS=10000
 
 phase() { [[ " $PHASES " == *" $1 "* ]]; }
@@ -135,31 +134,7 @@ pss_kib() {
 }
 
 PORT=""
-TOKEN=""
 TARGET_ARGS=()
-
-start_lookout() { # mode
-    PORT=$(free_port)
-    rm -rf "$TMP/data"
-    "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
-        --database "$1" --log-level warning --max-connections 20000 \
-        --max-connections-per-client 0 --max-wait 300 --idle-timeout 600 2>"$TMP/lookout.log" &
-    SERVER_PID=$!
-    wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
-    TOKEN="$(curl -fsS -X POST "http://127.0.0.1:$PORT/v1/auth/login" -H 'Content-Type: application/json' \
-        -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')"
-    TARGET_ARGS=(--token "$TOKEN")
-}
-
-start_nchan() {
-    PORT=$(free_port)
-    mkdir -p "$TMP/nginx"
-    write_nchan_conf "$TMP/nginx" "$PORT" 300
-    "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
-    SERVER_PID=$!
-    wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
-    TARGET_ARGS=(--nchan)
-}
 
 etag_args() { # target: the cursor Lookout's polls wait from; Nchan needs none
     if [[ $1 == lookout* ]]; then

@@ -28,7 +28,6 @@ ROUNDS="${ROUNDS:-500}"
 FANOUT="${FANOUT:-10000}"
 TARGETS="${TARGETS:-lookout nchan}"
 KEEP_TMP="${KEEP_TMP:-0}"
-NGINX=/usr/sbin/nginx
 for name in ROUNDS FANOUT; do
     [[ ${!name} =~ ^[1-9][0-9]*$ ]] || die "$name must be a positive integer, not '${!name}'"
 done
@@ -74,23 +73,7 @@ PORT=""
 TARGET_ARGS=()
 
 start_target() { # target
-    PORT=$(free_port)
-    if [[ $1 == lookout ]]; then
-        rm -rf "$TMP/data"
-        "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
-            --database memory --log-level warning --max-connections 20000 --max-connections-per-client 0 \
-            --max-wait 300 --idle-timeout 600 2>"$TMP/lookout.log" &
-        SERVER_PID=$!
-        wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
-        TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
-    else
-        mkdir -p "$TMP/nginx"
-        write_nchan_conf "$TMP/nginx" "$PORT" 300
-        "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
-        SERVER_PID=$!
-        wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
-        TARGET_ARGS=(--nchan)
-    fi
+    if [[ $1 == lookout ]]; then start_lookout memory; else start_nchan; fi
 }
 
 stop_target() {
