@@ -184,12 +184,13 @@ editor_token() { # base
         -d '{"email":"editor@example.com","password":"editor-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/'
 }
 
-# Servers for the scripts that measure Lookout against Nchan (compare.sh, syscalls.sh): each
-# starts one on a free PORT, sets SERVER_PID, and TARGET_ARGS for the long-poll client.
-# They use TMP (the items data file at $TMP/items.json, logs) and LOOKOUT_BIN.
+# Servers for the scripts that measure Lookout against Nchan (compare.sh, syscalls.sh,
+# timeouts.sh): each starts one on a free PORT, sets SERVER_PID, and TARGET_ARGS for the
+# long-poll client. They use TMP (the items data file at $TMP/items.json, logs) and
+# LOOKOUT_BIN. Named apart from the start_lookout some scripts define for their own runs.
 NGINX=/usr/sbin/nginx
 
-start_lookout() { # mode
+start_compared_lookout() { # mode
     PORT=$(free_port)
     rm -rf "$TMP/data"
     "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
@@ -201,10 +202,11 @@ start_lookout() { # mode
     TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
 }
 
-start_nchan() {
+start_compared_nchan() { # [longest wait, seconds: 300]
     PORT=$(free_port)
+    rm -rf "$TMP/nginx"
     mkdir -p "$TMP/nginx"
-    write_nchan_conf "$TMP/nginx" "$PORT" 300
+    write_nchan_conf "$TMP/nginx" "$PORT" "${1:-300}"
     "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan

@@ -212,7 +212,7 @@ write() { # id value -> the client's output
 declare -A RESULTS=()
 record() { RESULTS[$1,$2]+="$3 "; }  # figure target value
 
-start_target() { if [[ $TARGET == lookout-* ]]; then start_lookout "${TARGET#lookout-}"; else start_nchan; fi; }
+start_target() { if [[ $TARGET == lookout-* ]]; then start_compared_lookout "${TARGET#lookout-}"; else start_compared_nchan; fi; }
 
 per_session() { awk -v a="$2" -v b="$1" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }'; }  # before after
 ms_since() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.1f", (a - b) / 1e6 }'; }                      # t0 t1 (ns)

@@ -73,7 +73,7 @@ PORT=""
 TARGET_ARGS=()
 
 start_target() { # target
-    if [[ $1 == lookout ]]; then start_lookout memory; else start_nchan; fi
+    if [[ $1 == lookout ]]; then start_compared_lookout memory; else start_compared_nchan; fi
 }
 
 stop_target() {

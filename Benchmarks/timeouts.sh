@@ -27,7 +27,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 COUNT="${COUNT:-10000}"
 WAIT="${WAIT:-20}"
 ROUNDS="${ROUNDS:-3}"
-NGINX=/usr/sbin/nginx
 for name in COUNT WAIT ROUNDS; do
     [[ ${!name} =~ ^[1-9][0-9]*$ ]] || die "$name must be a positive integer, got '${!name}'"
 done
@@ -73,16 +72,6 @@ start_lookout() {
     TARGET_ARGS=(--etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")")
 }
 
-start_nchan() {
-    PORT=$(free_port)
-    rm -rf "$TMP/nginx"
-    mkdir -p "$TMP/nginx"
-    write_nchan_conf "$TMP/nginx" "$PORT" "$WAIT"
-    "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
-    SERVER_PID=$!
-    wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
-    TARGET_ARGS=(--nchan)
-}
 
 # CPU ticks (user + system) of the server: its process and, for nginx, its workers.
 server_ticks() {
@@ -127,7 +116,7 @@ measure() {
 declare -a lookout_us=() nchan_us=() lookout_hold=() nchan_hold=()
 for ((round = 1; round <= ROUNDS; round++)); do
     for target in lookout nchan; do
-        "start_$target"
+        if [[ $target == lookout ]]; then start_lookout; else start_compared_nchan "$WAIT"; fi
         measure "$target"
         stop_pid "$SERVER_PID" "$target"
         SERVER_PID=""
