@@ -32,6 +32,8 @@ final class LookoutResponder: HTTPResponder {
     private let logsEachRequest: Bool
     let requestIDs = RequestIDGenerator()
     let hotReads = HotReads()
+    /// What routing made of the targets seen last.
+    private let targets: ParsedTargets
     /// Per pattern of `router`, by index.
     private let routeMetrics: [RouteMetrics]
     private let unmatchedMetrics: RouteMetrics
@@ -42,6 +44,7 @@ final class LookoutResponder: HTTPResponder {
         writes: WriteExecutor, maxBodyBytes: Int, logger: Logger, metrics: ServiceMetrics
     ) {
         self.router = router
+        targets = ParsedTargets(router: router)
         self.longPoll = longPoll
         self.events = events
         self.crossOrigin = crossOrigin
@@ -95,7 +98,8 @@ final class LookoutResponder: HTTPResponder {
         if let crossOrigin, CrossOrigin.isPreflight(request), request.refusal == nil {
             return .response(preflight(request, requestID, crossOrigin, started: started))
         }
-        let match = router.match(method: request.method, path: request.path)
+        let target = targets.parsed(request)
+        let match = router.match(method: request.method, target.path)
         let measured: Measured
         if case .found(_, _, let pattern) = match {
             measured = Measured(metrics: routeMetrics[pattern], started: started)
@@ -116,7 +120,8 @@ final class LookoutResponder: HTTPResponder {
             return .response(finish(request, requestID, measured, .failure(APIError.methodNotAllowed(allowed))))
         case .found(let handler, let parameters, _):
             let context = RequestContext(
-                request: request, requestID: requestID, pathParameters: parameters)
+                request: request, requestID: requestID, pathParameters: parameters, query: target.query,
+                viewKey: target.viewKey)
             switch handler {
             case .immediate(let handle):
                 return .response(finish(request, requestID, measured, Result { try handle(context) }))

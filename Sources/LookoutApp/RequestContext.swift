@@ -23,12 +23,24 @@ final class RequestContext: Sendable {
     /// key see the same bytes at a revision, so renderings are cached and shared by it.
     let viewKey: String
 
-    init(request: HTTPRequest, requestID: RequestID, pathParameters: PathParameters) {
+    /// - Parameters:
+    ///   - query: `request`'s query, parsed; `viewKey`: its ``viewKey(path:query:)``. Both
+    ///     come from ``ParsedTargets``, which keeps them for a target seen again.
+    init(
+        request: HTTPRequest, requestID: RequestID, pathParameters: PathParameters, query: QueryParameters,
+        viewKey: String
+    ) {
         self.request = request
         self.requestID = requestID
         self.pathParameters = pathParameters
-        query = QueryParameters(request.rawQuery)
-        viewKey = String(request.path) + "?" + query.encoded(excluding: LongPoll.parameters)
+        self.query = query
+        self.viewKey = viewKey
+    }
+
+    /// The view key of a request with `path` and `query`: both as sent, without the
+    /// long-poll's own parameters.
+    static func viewKey(path: Substring, query: QueryParameters) -> String {
+        String(path) + "?" + query.encoded(excluding: LongPoll.parameters)
     }
 
     /// The body parsed as JSON.

@@ -69,14 +69,25 @@ struct Router: Sendable {
                 }))
     }
 
+    /// What a path matches, whatever the method: its most specific pattern and the values
+    /// of that pattern's `{name}` segments. A function of the path alone, so it can be
+    /// kept for a path seen again (``ParsedTargets``).
+    struct PathMatch: Sendable {
+        /// Index into ``Router/patterns``; nil when no pattern matches.
+        let pattern: Int?
+        let parameters: PathParameters
+    }
+
     func match(method: String, path: Substring) -> Match {
-        guard let decoded = Self.segments(of: path) else { return .notFound }
+        match(method: method, match(path: path))
+    }
+
+    func match(path: Substring) -> PathMatch {
+        guard let decoded = Self.segments(of: path) else { return PathMatch(pattern: nil, parameters: .none) }
         // The most specific pattern that matches the path wins, whatever the method: a
         // literal segment beats a parameter (/v1/auth/login before /v1/{collection}/{id}),
-        // so PUT /v1/auth/login is 405, not a write to a collection named "auth". Then the
-        // method: a pattern without it is 405 with the methods it has. Parameters are
-        // bound for the winner only: this runs on every request.
-        let lookup = method == "HEAD" ? "GET" : method
+        // so PUT /v1/auth/login is 405, not a write to a collection named "auth".
+        // Parameters are bound for the winner only.
         var best: Int?
         for index in routes.indices {
             guard Self.matches(routes[index].segments, decoded) else { continue }
@@ -84,15 +95,22 @@ struct Router: Sendable {
                 best = index
             }
         }
-        guard let best else { return .notFound }
-        let pattern = routes[best].pattern
+        guard let best else { return PathMatch(pattern: nil, parameters: .none) }
+        let route = routes[best]
+        var values: [String] = []
+        values.reserveCapacity(route.parameterNames.count)
+        for (segment, part) in zip(route.segments, decoded) where segment.isParameter { values.append(part) }
+        return PathMatch(
+            pattern: route.pattern, parameters: PathParameters(names: route.parameterNames, values: values))
+    }
+
+    /// The route for `method` at a path matched by `path`: a pattern without the method is
+    /// 405 with the methods it has.
+    func match(method: String, _ path: PathMatch) -> Match {
+        guard let pattern = path.pattern else { return .notFound }
+        let lookup = method == "HEAD" ? "GET" : method
         if let route = routes.first(where: { $0.pattern == pattern && $0.method == lookup }) {
-            var values: [String] = []
-            values.reserveCapacity(route.parameterNames.count)
-            for (segment, part) in zip(route.segments, decoded) where segment.isParameter { values.append(part) }
-            return .found(
-                route.handler, parameters: PathParameters(names: route.parameterNames, values: values),
-                pattern: route.pattern)
+            return .found(route.handler, parameters: path.parameters, pattern: pattern)
         }
         // Only now, for a 405: which methods this pattern does take.
         var allowed: [String] = []
@@ -137,9 +155,12 @@ struct Router: Sendable {
 ///
 /// Two arrays rather than a dictionary: a route has one or two parameters, the names are
 /// the route's own (shared), and a held poll keeps its request's parameters while it waits.
-struct PathParameters: Sendable {
+struct PathParameters: Sendable, Equatable {
     private let names: [String]
     private let values: [String]
+
+    /// No parameters.
+    static let none = PathParameters(names: [], values: [])
 
     init(names: [String], values: [String]) {
         precondition(names.count == values.count, "one value per parameter")
