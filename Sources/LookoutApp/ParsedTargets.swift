@@ -16,7 +16,8 @@ import Synchronization
 /// Bounded: two generations of at most `capacity` targets each, of at most
 /// `maxTargetBytes` bytes; when the young one is full it becomes the old one and the
 /// previous old one is dropped. A client asking for ever new targets costs a parse each,
-/// as without the cache, and at most `2 × capacity` entries.
+/// as without the cache, and at most `2 × capacity` entries: with the defaults, under
+/// 10 MB even when every target is a 256-byte query of 128 one-letter items.
 final class ParsedTargets: Sendable {
     struct Parsed: Sendable {
         let path: Router.PathMatch
