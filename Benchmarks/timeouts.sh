@@ -72,7 +72,6 @@ start_lookout() {
     TARGET_ARGS=(--etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")")
 }
 
-
 # CPU ticks (user + system) of the server: its process and, for nginx, its workers.
 server_ticks() {
     local pid total=0
