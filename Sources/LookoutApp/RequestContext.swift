@@ -58,7 +58,7 @@ final class RequestContext: Sendable {
     /// parameters such as `charset=utf-8`.
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let mediaType = (contentType[...].splitting(at: ";", maxSplits: 1).first ?? "").trimmingSpaces()
+        let mediaType = contentType[...].splittingOnce(at: ";").head.trimmingSpaces()
         return mediaType.isLowercased(as: "application/json")
             || mediaType.isLowercased(as: "application/merge-patch+json")
     }

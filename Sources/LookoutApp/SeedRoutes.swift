@@ -69,15 +69,3 @@ struct SeedRoutes: Sendable {
         return response
     }
 }
-
-/// The token in an `Authorization: Bearer <token>` header (RFC 6750 §2.1).
-enum BearerToken {
-    static func parse(_ header: String?) throws(AuthError) -> String {
-        guard let header else { throw .missingToken }
-        let parts = header[...].splitting(at: " ", "\t", maxSplits: 1)
-        guard parts.count == 2, parts[0].isLowercased(as: "bearer") else { throw .notBearer }
-        let token = parts[1].trimmingSpaces()
-        guard !token.isEmpty else { throw .invalidToken("the token is empty") }
-        return String(token)
-    }
-}

@@ -19,11 +19,42 @@ import LookoutJSON
 /// - `verifySignature` accepts only the tokens signed with a known key and no critical
 ///   extension, exactly as signed;
 /// - each of the nine is answered as its kind says (expired, revoked, ...).
+///
+/// The input as an `Authorization` header gives `BearerToken.parse` the token or error
+/// that reading it by `Character` gives; a fixture's token after `Bearer ` is that token.
 enum TokenTarget {
     static func check(_ input: [UInt8]) throws(PropertyViolation) {
         guard let fixture = fixture.fixture else { throw fixture.failure! }
-        try check(String(decoding: input, as: UTF8.self), fixture)
-        if let edited = edit(fixture, input) { try check(edited, fixture) }
+        let text = String(decoding: input, as: UTF8.self)
+        try check(text, fixture)
+        try checkHeader(text)
+        if let edited = edit(fixture, input) {
+            try check(edited, fixture)
+            try checkHeader("Bearer \(edited)")
+        }
+    }
+
+    private static func checkHeader(_ header: String) throws(PropertyViolation) {
+        let parsed = Result { () throws(AuthError) in try BearerToken.parse(header) }
+        try PropertyViolation.require(
+            parsed == bearerByCharacter(header),
+            "the header's token is not read as by Character: \(excerpt(header)) gives \(parsed)")
+    }
+
+    /// The token of an `Authorization` header read by `Character`: the first word, which
+    /// must be `bearer` in any case, then what follows its space or tab, trimmed.
+    private static func bearerByCharacter(_ header: String) -> Result<String, AuthError> {
+        let characters = Array(header)
+        let isSpace = { (character: Character) in character == " " || character == "\t" }
+        guard let start = characters.firstIndex(where: { !isSpace($0) }) else { return .failure(.notBearer) }
+        let end = characters[start...].firstIndex(where: isSpace) ?? characters.endIndex
+        guard end + 1 < characters.count, String(characters[start..<end]).lowercased() == "bearer" else {
+            return .failure(.notBearer)
+        }
+        let rest = characters[(end + 1)...]
+        guard let first = rest.firstIndex(where: { !isSpace($0) }), let last = rest.lastIndex(where: { !isSpace($0) })
+        else { return .failure(.invalidToken("the token is empty")) }
+        return .success(String(characters[first...last]))
     }
 
     private static func check(_ token: String, _ fixture: Fixture) throws(PropertyViolation) {
