@@ -61,15 +61,20 @@ final class WriteExecutor: Sendable {
     /// frees what the write copied and no snapshot shares any more (a write copies its
     /// chunk of 64 documents, so freeing the old chunk releases each of them), several µs
     /// of cold memory that would otherwise be spent inside ``Store/apply(_:)``, before the
-    /// woken polls are resumed. The group-commit thread holds it likewise; the snapshots
-    /// between a group's writes are still freed inside the store.
+    /// woken polls are resumed. So are the polls it woke (``Store/keepingWoken(_:)``): the
+    /// store's list of them is often their last reference. The group-commit thread holds
+    /// both likewise; the snapshots between a group's writes are still freed inside the
+    /// store.
     func applyNow(_ prepared: PreparedWrite) throws -> HTTPResponse {
         let replaced = store.snapshot()
-        let outcome = SuspendedRequest.resumingTogether {
-            Self.trace(prepared)
-            return store.apply([prepared.write])[0]
+        let outcome = store.keepingWoken {
+            let outcome = SuspendedRequest.resumingTogether {
+                Self.trace(prepared)
+                return store.apply([prepared.write])[0]
+            }
+            SuspendedRequest.sendWoken()
+            return outcome
         }
-        SuspendedRequest.sendWoken()
         withExtendedLifetime(replaced) {}  // freed here, after the woken polls' answers
         return try prepared.answer(outcome)
     }
@@ -95,11 +100,13 @@ final class WriteExecutor: Sendable {
                 }
                 if group.isEmpty { break }
                 let replaced = store.snapshot()
-                SuspendedRequest.resumingTogether {
-                    if let last = group.last { Self.trace(last.prepared) }
-                    let outcomes = store.apply(group.map(\.prepared.write))
-                    for (pending, outcome) in zip(group, outcomes) {
-                        pending.done(Result { try pending.prepared.answer(outcome) })
+                store.keepingWoken {
+                    SuspendedRequest.resumingTogether {
+                        if let last = group.last { Self.trace(last.prepared) }
+                        let outcomes = store.apply(group.map(\.prepared.write))
+                        for (pending, outcome) in zip(group, outcomes) {
+                            pending.done(Result { try pending.prepared.answer(outcome) })
+                        }
                     }
                 }
                 withExtendedLifetime(replaced) {}  // freed here, after the group's resumptions

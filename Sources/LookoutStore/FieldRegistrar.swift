@@ -70,7 +70,49 @@ public final class FieldRegistrar: Sendable {
 
     private let state = Mutex(RegistrarState())
 
+    /// What a commit woke, as it hands it over: each waiter, with its keys.
+    private typealias Woken = [(waiter: any Waiter, keys: [Key])]
+
+    /// The woken waiters kept while a ``keepingWoken(_:)`` runs, released when the last
+    /// one running ends: those of commits that woke at most ``keptCrowd``.
+    private struct Kept {
+        var scopes = 0
+        var woken: [Woken] = []
+    }
+
+    private let kept = Mutex(Kept())
+
+    /// A commit that wakes more waiters than this releases them itself, as it would
+    /// outside ``keepingWoken(_:)``. The waiters a crowd wakes on other event loops are
+    /// freed by those loops, in parallel, when the commit has let go first; kept, every
+    /// one of them would be freed on the committing thread (a fan-out to 10,000 went
+    /// from 217/300 to 331/308 ms, Benchmarks/README.md, stop 40).
+    public static let keptCrowd = 64
+
     public init() {}
+
+    /// Runs `body`; the waiters that commits wake meanwhile are released after it, not
+    /// when each commit has woken them.
+    ///
+    /// A woken held poll has answered by the time its commit returns, and the commit's
+    /// list is often its last reference: releasing it frees the poll, its request and its
+    /// old rendering, cold memory, before the answer is even resumed. A writer wraps its
+    /// write and the sending of the answers in this, so that this work comes after them.
+    /// Scopes running at once on several threads keep the waiters until the last ends. A
+    /// commit that wakes a crowd (more than ``keptCrowd``) releases its waiters itself.
+    public func keepingWoken<Result>(_ body: () throws -> Result) rethrows -> Result {
+        kept.withLock { $0.scopes += 1 }
+        defer {
+            let released = kept.withLock { kept -> [Woken] in
+                kept.scopes -= 1
+                guard kept.scopes == 0 else { return [] }
+                defer { kept.woken = [] }
+                return kept.woken
+            }
+            withExtendedLifetime(released) {}  // freed here, outside the lock
+        }
+        return try body()
+    }
 
     /// Waits for a change to any of `keys` after revision `cursor`.
     ///
@@ -122,7 +164,7 @@ public final class FieldRegistrar: Sendable {
     /// - Precondition: `revision` is higher than that of every earlier commit to these keys.
     @discardableResult
     public func commit(_ keys: [Key], revision: UInt64) -> Int {
-        var woken: [(waiter: any Waiter, keys: [Key])] = []
+        var woken: Woken = []
         state.withLock { state in
             for key in keys {
                 let previous = state.setRevision(revision, of: key)
@@ -139,7 +181,13 @@ public final class FieldRegistrar: Sendable {
                 watched.count == 1 ? watched : watched.filter { changedKeys?.contains($0) ?? keys.contains($0) }
             waiter.wake(Wakeup(changed: changed, revision: revision))
         }
-        return woken.count
+        let count = woken.count
+        if count <= Self.keptCrowd {
+            kept.withLock { kept in
+                if kept.scopes > 0 { kept.woken.append(woken) }
+            }
+        }
+        return count
     }
 
     /// The revision at which `key` last changed; 0 if never.

@@ -382,6 +382,12 @@ public final class Store: Sendable {
         }
     }
 
+    /// Runs `body`; the waiters that writes wake meanwhile are released after it
+    /// (``FieldRegistrar/keepingWoken(_:)``).
+    public func keepingWoken<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try registrar.keepingWoken(body)
+    }
+
     /// Waits for a change to anything in `reads` after `cursor`.
     ///
     /// Atomic with writes: if something read changed after `cursor`, the answer is

@@ -78,4 +78,66 @@ struct FieldRegistrarTests {
         registrar.commit([1], revision: 8)
         #expect(wakeups.all.map(\.revision) == [8])
     }
+
+    /// Counts the ``Tracked`` waiters freed.
+    final class Frees: Sendable {
+        private let value = Mutex(0)
+
+        func add() { value.withLock { $0 += 1 } }
+
+        var count: Int { value.withLock { $0 } }
+    }
+
+    /// A waiter that tells when it is freed.
+    final class Tracked: FieldRegistrar.Waiter {
+        let frees: Frees
+
+        init(frees: Frees) {
+            self.frees = frees
+        }
+
+        func wake(_ wakeup: FieldRegistrar.Wakeup) {}
+
+        deinit {
+            frees.add()
+        }
+    }
+
+    @Test("woken waiters are released after keepingWoken's body, and when the last of nested scopes ends")
+    func keepingWoken() {
+        let registrar = FieldRegistrar()
+        let freed = Frees()
+        func register(_ key: Int, after cursor: UInt64) {
+            guard case .waiting = registrar.register([key], after: cursor, waiter: Tracked(frees: freed)) else {
+                Issue.record("expected to wait")
+                return
+            }
+        }
+        // Without a scope, the commit's list is the last reference: freed by the commit.
+        register(1, after: 0)
+        #expect(registrar.commit([1], revision: 1) == 1)
+        #expect(freed.count == 1)
+        register(1, after: 1)
+        register(2, after: 1)
+        registrar.keepingWoken {
+            #expect(registrar.commit([1], revision: 2) == 1)
+            registrar.keepingWoken {
+                #expect(registrar.commit([2], revision: 3) == 1)
+            }
+            #expect(freed.count == 1, "kept while the outer scope runs")
+        }
+        #expect(freed.count == 3)
+        // A crowd is released by its commit, scope or not.
+        let crowd = FieldRegistrar.keptCrowd + 1
+        for _ in 0..<crowd { register(3, after: 3) }
+        registrar.keepingWoken {
+            #expect(registrar.commit([3], revision: 4) == crowd)
+            #expect(freed.count == 3 + crowd)
+        }
+        // A scope that woke nothing leaves nothing behind for the next.
+        register(1, after: 4)
+        registrar.keepingWoken {}
+        #expect(registrar.commit([1], revision: 5) == 1)
+        #expect(freed.count == 4 + crowd)
+    }
 }
