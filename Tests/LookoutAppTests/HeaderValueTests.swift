@@ -1,5 +1,4 @@
 import LookoutAuth
-import LookoutHTTP
 import LookoutTestSupport
 import Testing
 
