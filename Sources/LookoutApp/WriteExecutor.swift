@@ -55,19 +55,10 @@ final class WriteExecutor: Sendable {
     }
 
     /// Applies `prepared` now, on this thread (``isInline`` only).
-    /// The polls it wakes on the loop's other daemons are sent before its answer is built.
-    ///
-    /// The snapshot the write replaces is held until its woken polls are sent: freeing it
-    /// frees what the write copied and no snapshot shares any more (a write copies its
-    /// chunk of 64 documents, so freeing the old chunk releases each of them), several µs
-    /// of cold memory that would otherwise be spent inside ``Store/apply(_:)``, before the
-    /// woken polls are resumed. So are the polls it woke (``Store/keepingWoken(_:)``): the
-    /// store's list of them is often their last reference. The group-commit thread holds
-    /// both likewise; the snapshots between a group's writes are still freed inside the
-    /// store.
+    /// The polls it wakes on the loop's other daemons are sent before its answer is built,
+    /// and what the write leaves behind is freed after them (``Store/freeingAfter(_:)``).
     func applyNow(_ prepared: PreparedWrite) throws -> HTTPResponse {
-        let replaced = store.snapshot()
-        let outcome = store.keepingWoken {
+        let outcome = store.freeingAfter {
             let outcome = SuspendedRequest.resumingTogether {
                 Self.trace(prepared)
                 return store.apply([prepared.write])[0]
@@ -75,7 +66,6 @@ final class WriteExecutor: Sendable {
             SuspendedRequest.sendWoken()
             return outcome
         }
-        withExtendedLifetime(replaced) {}  // freed here, after the woken polls' answers
         return try prepared.answer(outcome)
     }
 
@@ -99,8 +89,8 @@ final class WriteExecutor: Sendable {
                     return taken
                 }
                 if group.isEmpty { break }
-                let replaced = store.snapshot()
-                store.keepingWoken {
+                // What the group leaves behind is freed after its resumptions.
+                store.freeingAfter {
                     SuspendedRequest.resumingTogether {
                         if let last = group.last { Self.trace(last.prepared) }
                         let outcomes = store.apply(group.map(\.prepared.write))
@@ -109,7 +99,6 @@ final class WriteExecutor: Sendable {
                         }
                     }
                 }
-                withExtendedLifetime(replaced) {}  // freed here, after the group's resumptions
             }
         }
     }
