@@ -1,19 +1,23 @@
 import LookoutJSON
 
-/// Documents by id, shared between snapshots: a write copies one chunk of at most 64
-/// documents, one group of at most 64 chunk references, and the table of group
-/// references, whatever the collection's size.
+/// Documents by id, shared between snapshots: a write copies one chunk of at most 16
+/// documents, one group of at most 16 chunk references, one block of at most 16 group
+/// references, and the table of block references, whatever the collection's size.
 ///
 /// A plain `[Int: StoredDocument]` would be copied whole on each write, because the
 /// published snapshot still holds it (measured: ~1 ms per write at 20,000 documents,
 /// mostly retain/release; Benchmarks/README.md). With one level of chunks, the table of
 /// chunk references was still copied (a retain of each, and a release when the snapshot
-/// goes): a PATCH took 57 µs longer at 400,000 documents than at 20,000.
+/// goes): a PATCH took 57 µs longer at 400,000 documents than at 20,000. Nodes of 64 and
+/// two levels copied 64 documents a write, each through its value witness (a retain of
+/// its members and of its revisions, then their releases when the snapshot went): 4% of
+/// a single wake's CPU (Benchmarks/README.md, stop 41). Nodes of 16 copy a quarter of
+/// that and add one level.
 ///
 /// `@unchecked Sendable`: its nodes are never changed once made, but a `ManagedBuffer`
 /// subclass cannot be declared `Sendable`.
 struct DocumentTable: @unchecked Sendable {
-    /// The elements of up to 64 slots, by the low ``slotBits`` bits of a key. Immutable, so
+    /// The elements of up to 16 slots, by the low ``slotBits`` bits of a key. Immutable, so
     /// snapshots can share it; replaced, never changed.
     ///
     /// Elements in slot order with a bit per slot in use, not a dictionary: a list query
@@ -93,26 +97,32 @@ struct DocumentTable: @unchecked Sendable {
 
     private typealias Chunk = Node<StoredDocument>
     private typealias Group = Node<Chunk>
+    private typealias Block = Node<Group>
 
-    private static let slotBits = 6
+    private static let slotBits = 4
     private static let slotMask = (1 << slotBits) - 1
-    /// Groups by `id >> (2 × slotBits)`; within one, chunks by the next six bits of the
-    /// id; within a chunk, documents by its low six bits.
-    private var groups: [Int: Group] = [:]
+    /// Blocks by `id >> (3 × slotBits)`; within one, groups by the next four bits of the
+    /// id; within a group, chunks by the four bits below; within a chunk, documents by the
+    /// id's low four bits.
+    private var blocks: [Int: Block] = [:]
 
     init() {}
 
     /// A table holding `documents`, built chunk by chunk.
     init(_ documents: [Int: StoredDocument]) {
-        var chunks: [Int: [(id: Int, document: StoredDocument)]] = [:]
-        for (id, document) in documents {
-            chunks[id >> Self.slotBits, default: []].append((id, document))
+        let chunks = Self.nodes(documents.map { ($0.key, $0.value) })
+        let groups = Self.nodes(chunks.map { ($0.key, $0.value) })
+        blocks = Self.nodes(groups.map { ($0.key, $0.value) })
+    }
+
+    /// Nodes holding `members`, by their keys shifted past the slot bits (the keys the
+    /// level above files them by).
+    private static func nodes<Element>(_ members: [(key: Int, element: Element)]) -> [Int: Node<Element>] {
+        var byNode: [Int: [(key: Int, element: Element)]] = [:]
+        for member in members {
+            byNode[member.key >> slotBits, default: []].append(member)
         }
-        var grouped: [Int: [(key: Int, chunk: Chunk)]] = [:]
-        for (key, members) in chunks {
-            grouped[key >> Self.slotBits, default: []].append((key, Self.node(members.map { ($0.id, $0.document) })))
-        }
-        groups = grouped.mapValues { Self.node($0.map { ($0.key, $0.chunk) }) }
+        return byNode.mapValues(node)
     }
 
     /// A node holding each element at its key's slot (the keys share all but those bits).
@@ -125,24 +135,28 @@ struct DocumentTable: @unchecked Sendable {
     }
 
     private func chunk(of id: Int) -> Chunk? {
-        groups[id >> (2 * Self.slotBits)]?[id >> Self.slotBits]
+        blocks[id >> (3 * Self.slotBits)]?[id >> (2 * Self.slotBits)]?[id >> Self.slotBits]
     }
 
     /// Field `name` of document `id` and the revision that last changed it (its creation
     /// if never written since); nil when there is no such document. Only the field's
     /// value is copied out, not the whole document as the subscript does.
     func field(_ name: String, of id: Int) -> (value: JSONValue?, revision: UInt64)? {
-        guard let group = groups[id >> (2 * Self.slotBits)] else { return nil }
-        let (chunkIndex, hasChunk) = group.index(of: id >> Self.slotBits)
-        guard hasChunk else { return nil }
-        // Read in place, through buffer pointers: subscripts that return elements copy the chunk
-        // (a retain and a release on an object every reader shares) and the document (a
+        guard let block = blocks[id >> (3 * Self.slotBits)] else { return nil }
+        let (groupIndex, hasGroup) = block.index(of: id >> (2 * Self.slotBits))
+        guard hasGroup else { return nil }
+        // Read in place, through buffer pointers: subscripts that return elements copy the
+        // nodes (a retain and a release on objects every reader shares) and the document (a
         // retain and a release of each of its members).
-        return group.withElements { chunks in
-            let (index, isPresent) = chunks[chunkIndex].index(of: id)
-            guard isPresent else { return nil }
-            return chunks[chunkIndex].withElements {
-                ($0[index].fields[name], $0[index].revision(of: name))
+        return block.withElements { groups in
+            let (chunkIndex, hasChunk) = groups[groupIndex].index(of: id >> Self.slotBits)
+            guard hasChunk else { return nil }
+            return groups[groupIndex].withElements { chunks in
+                let (index, isPresent) = chunks[chunkIndex].index(of: id)
+                guard isPresent else { return nil }
+                return chunks[chunkIndex].withElements {
+                    ($0[index].fields[name], $0[index].revision(of: name))
+                }
             }
         }
     }
@@ -150,13 +164,15 @@ struct DocumentTable: @unchecked Sendable {
     subscript(id: Int) -> StoredDocument? {
         get { chunk(of: id)?[id] }
         set {
-            let key = id >> (2 * Self.slotBits)
-            let group = groups[key]
+            let key = id >> (3 * Self.slotBits)
+            let block = blocks[key]
+            let group = block?[id >> (2 * Self.slotBits)]
             let chunk = group?[id >> Self.slotBits]
-            // Removing an absent document changes nothing: no copy of the group or table.
+            // Removing an absent document changes nothing: no copy of a node or the table.
             if newValue == nil && chunk?.index(of: id).isPresent != true { return }
-            let replaced = Chunk.replacing(id, with: newValue, in: chunk)
-            groups[key] = Group.replacing(id >> Self.slotBits, with: replaced, in: group)
+            let chunkReplaced = Chunk.replacing(id, with: newValue, in: chunk)
+            let groupReplaced = Group.replacing(id >> Self.slotBits, with: chunkReplaced, in: group)
+            blocks[key] = Block.replacing(id >> (2 * Self.slotBits), with: groupReplaced, in: block)
         }
     }
 }

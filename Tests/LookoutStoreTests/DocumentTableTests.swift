@@ -6,12 +6,14 @@ import Testing
 
 @Suite("DocumentTable: documents by id, shared between snapshots")
 struct DocumentTableTests {
-    /// Ids where the table's levels meet (slots of 64, groups of 4,096), negative ids, and
-    /// the ends of `Int`.
+    /// Ids where the table's levels meet (chunks of 16, groups of 256, blocks of 4,096),
+    /// where nodes of 64 used to, negative ids, and the ends of `Int`.
     static func id(_ random: inout SplitMix64) -> Int {
         switch random.below(5) {
         case 0: return random.below(300)
-        case 1: return [63, 64, 4_095, 4_096, 4_097, 262_143, 262_144][random.below(7)] + random.below(3) - 1
+        case 1:
+            let edges = [16, 64, 256, 4_096, 65_536, 262_144, 1 << 20]
+            return edges[random.below(edges.count)] + random.below(3) - 1
         case 2: return -random.below(9_000)
         case 3: return Int.max - random.below(70)
         default: return Int.min + random.below(70)
@@ -72,7 +74,7 @@ struct DocumentTableTests {
 
     @Test("removing every document leaves an empty table, and removing an absent one changes nothing")
     func removesToEmpty() {
-        let ids = [0, 1, 63, 64, 4_095, 4_096, -1, -4_097, Int.max, Int.min]
+        let ids = [0, 1, 15, 16, 255, 256, 4_095, 4_096, 65_536, -1, -17, -4_097, Int.max, Int.min]
         var table = DocumentTable()
         for id in ids { table[id] = Self.document(id, 7) }
         table[5] = nil
