@@ -388,7 +388,7 @@ public final class Store: Sendable {
     ///
     /// A writer wraps a write and the sending of its woken polls' answers in this. Freeing
     /// the old snapshot frees what a write copied and no snapshot shares any more (its
-    /// chunk of 64 documents, each released once); freeing a woken poll frees its request
+    /// chunk of 16 documents, each released once); freeing a woken poll frees its request
     /// and its old rendering. Both are several µs of cold memory that would otherwise come
     /// before the woken polls are resumed. (In a group of writes, the snapshots between
     /// them are still freed inside ``apply(_:)``.)
