@@ -10,10 +10,8 @@
 static const char lk_framing[] = "host\0content-length\0transfer-encoding\0expect\0connection\0";
 
 static int lk_named(lk_names names, const uint8_t *name, size_t length) {
-    for (const char *candidate = names; *candidate != '\0';) {
-        size_t candidate_length = strlen(candidate);
-        if (candidate_length == length && strncasecmp(candidate, (const char *)name, length) == 0) return 1;
-        candidate += candidate_length + 1;
+    for (const char *candidate = names; *candidate != '\0'; candidate += strlen(candidate) + 1) {
+        if (strlen(candidate) == length && strncasecmp(candidate, (const char *)name, length) == 0) return 1;
     }
     return 0;
 }
