@@ -58,9 +58,16 @@ struct DocumentTable: @unchecked Sendable {
             return ((present & (bit - 1)).nonzeroBitCount, present & bit != 0)
         }
 
-        subscript(key: Int) -> Element? {
+        /// Calls `body` with the element of `key`'s slot, read in place; nil, without calling
+        /// it, when the slot is empty.
+        func withElement<Result>(at key: Int, _ body: (Element) throws -> Result?) rethrows -> Result? {
             let (index, isPresent) = index(of: key)
-            return isPresent ? withElements { $0[index] } : nil
+            guard isPresent else { return nil }
+            return try withElements { try body($0[index]) }
+        }
+
+        subscript(key: Int) -> Element? {
+            withElement(at: key) { $0 }
         }
 
         /// A node like `node` with `key`'s slot holding `element` (emptied for nil); nil
@@ -142,21 +149,12 @@ struct DocumentTable: @unchecked Sendable {
     /// if never written since); nil when there is no such document. Only the field's
     /// value is copied out, not the whole document as the subscript does.
     func field(_ name: String, of id: Int) -> (value: JSONValue?, revision: UInt64)? {
-        guard let block = blocks[id >> (3 * Self.slotBits)] else { return nil }
-        let (groupIndex, hasGroup) = block.index(of: id >> (2 * Self.slotBits))
-        guard hasGroup else { return nil }
-        // Read in place, through buffer pointers: subscripts that return elements copy the
-        // nodes (a retain and a release on objects every reader shares) and the document (a
-        // retain and a release of each of its members).
-        return block.withElements { groups in
-            let (chunkIndex, hasChunk) = groups[groupIndex].index(of: id >> Self.slotBits)
-            guard hasChunk else { return nil }
-            return groups[groupIndex].withElements { chunks in
-                let (index, isPresent) = chunks[chunkIndex].index(of: id)
-                guard isPresent else { return nil }
-                return chunks[chunkIndex].withElements {
-                    ($0[index].fields[name], $0[index].revision(of: name))
-                }
+        // Read in place: subscripts that return elements copy the nodes (a retain and a
+        // release on objects every reader shares) and the document (a retain and a release
+        // of each of its members).
+        blocks[id >> (3 * Self.slotBits)]?.withElement(at: id >> (2 * Self.slotBits)) { group in
+            group.withElement(at: id >> Self.slotBits) { chunk in
+                chunk.withElement(at: id) { ($0.fields[name], $0.revision(of: name)) }
             }
         }
     }
