@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "LookoutTestSupport"),
         .testTarget(name: "LookoutHTTPTests", dependencies: ["LookoutHTTP", "LookoutTestSupport"]),
         .testTarget(name: "LookoutJSONTests", dependencies: ["LookoutJSON", "LookoutTestSupport"]),
-        .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore", "LookoutTestSupport"]),
+        .testTarget(name: "LookoutStoreTests", dependencies: ["LookoutStore", "LookoutTrace", "LookoutTestSupport"]),
         .testTarget(name: "LookoutAuthTests", dependencies: ["LookoutAuth", "LookoutTestSupport"]),
         .testTarget(name: "LookoutFeedsTests", dependencies: ["LookoutFeeds", "LookoutStore", "LookoutJSON"]),
         .testTarget(name: "LookoutFuzzTargetsTests", dependencies: ["LookoutFuzzTargets"]),

@@ -47,8 +47,26 @@ public enum WakeTrace {
     /// Whether stages are stamped.
     public static let isEnabled = path != nil
 
-    private static let table = Mutex<[UInt64: [UInt64]]>([:])
-    private static let limit = 200_000
+    /// One stamp: `stage` of the write that made `revision`, or of a poll it woke.
+    struct Stamp: Equatable {
+        var revision: UInt64
+        var time: UInt64
+        var stage: Stage
+    }
+
+    /// Every stamp, in the order taken; ``write()`` folds them into a row per revision.
+    /// Its room is reserved when tracing starts, so a stamp is an append under a lock:
+    /// a stamp that allocated a row and copied it in a dictionary cost the stage it
+    /// measured about a microsecond (Benchmarks/README.md, stop 42).
+    private static let stamps = Mutex<[Stamp]>(isEnabled ? reserved(limit) : [])
+    /// Stamps kept at most; later ones are dropped (a fan-out to 10,000 takes 50,000).
+    private static let limit = 1 << 20
+
+    private static func reserved(_ capacity: Int) -> [Stamp] {
+        var stamps: [Stamp] = []
+        stamps.reserveCapacity(capacity)
+        return stamps
+    }
 
     /// Now, in nanoseconds of CLOCK_MONOTONIC.
     public static func now() -> UInt64 {
@@ -68,38 +86,47 @@ public enum WakeTrace {
     @inline(__always)
     public static func publish(revision: UInt64) {
         guard isEnabled else { return }
+        let published = now()
         let pending = Pending.current
-        pending.stamp(.published, now())
-        record(revision, pending.take())
+        stamps.withLock { stamps in
+            pending.file(under: revision, into: &stamps)
+            append(Stamp(revision: revision, time: published, stage: .published), to: &stamps)
+        }
     }
 
     /// Stamps a stage of a poll woken by the write that made `revision`.
     @inline(__always)
     public static func mark(_ stage: Stage, revision: UInt64, at time: UInt64? = nil) {
         guard isEnabled else { return }
-        var stamps = [UInt64](repeating: 0, count: Stage.allCases.count)
-        stamps[stage.rawValue] = time ?? now()
-        record(revision, stamps)
+        let stamp = Stamp(revision: revision, time: time ?? now(), stage: stage)
+        stamps.withLock { append(stamp, to: &$0) }
     }
 
-    private static func record(_ revision: UInt64, _ stamps: [UInt64]) {
-        table.withLock { table in
-            guard table.count < limit || table[revision] != nil else { return }
-            var row = table[revision] ?? [UInt64](repeating: 0, count: Stage.allCases.count)
-            // The first stamp of a stage counts: a poll woken twice keeps its first wake.
-            for (index, stamp) in stamps.enumerated() where stamp != 0 && row[index] == 0 { row[index] = stamp }
-            table[revision] = row
+    private static func append(_ stamp: Stamp, to stamps: inout [Stamp]) {
+        if stamps.count < limit { stamps.append(stamp) }
+    }
+
+    /// A row of stage times per revision, by ascending revision (0 where a stage has no
+    /// stamp). The first stamp of a stage counts: a poll woken twice keeps its first wake,
+    /// and of the polls one write woke, the row holds the first to reach each stage.
+    static func rows(_ stamps: [Stamp]) -> [(revision: UInt64, times: [UInt64])] {
+        var rows: [UInt64: [UInt64]] = [:]
+        for stamp in stamps {
+            rows[stamp.revision, default: [UInt64](repeating: 0, count: Stage.allCases.count)]
+                .withUnsafeMutableBufferPointer {
+                    if $0[stamp.stage.rawValue] == 0 { $0[stamp.stage.rawValue] = stamp.time }
+                }
         }
+        return rows.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// Saves the table to ``path``: a header line of stage names, then per revision its
     /// number and each stage's time in nanoseconds (0 where a stage was not stamped).
     public static func write() {
         guard let path else { return }
-        let rows = table.withLock { $0 }.sorted { $0.key < $1.key }
         var text = "revision\t" + Stage.allCases.map { "\($0)" }.joined(separator: "\t") + "\n"
-        for (revision, stamps) in rows {
-            text += "\(revision)\t" + stamps.map(String.init).joined(separator: "\t") + "\n"
+        for (revision, times) in rows(stamps.withLock { $0 }) {
+            text += "\(revision)\t" + times.map(String.init).joined(separator: "\t") + "\n"
         }
         guard let file = fopen(path, "w") else { return }
         fputs(text, file)
@@ -125,15 +152,20 @@ public enum WakeTrace {
             return pending
         }
 
-        private var stamps = [UInt64](repeating: 0, count: Stage.allCases.count)
+        /// Times by stage; 0 where none was stamped.
+        private var times = [UInt64](repeating: 0, count: Stage.allCases.count)
 
         func stamp(_ stage: Stage, _ time: UInt64) {
-            stamps[stage.rawValue] = time
+            times[stage.rawValue] = time
         }
 
-        func take() -> [UInt64] {
-            defer { stamps = [UInt64](repeating: 0, count: Stage.allCases.count) }
-            return stamps
+        /// Appends the stamps taken since the last call, under `revision`, and clears them.
+        func file(under revision: UInt64, into stamps: inout [Stamp]) {
+            for index in times.indices where times[index] != 0 {
+                WakeTrace.append(
+                    Stamp(revision: revision, time: times[index], stage: Stage(rawValue: index)!), to: &stamps)
+                times[index] = 0
+            }
         }
     }
 }
