@@ -48,7 +48,7 @@ public enum WakeTrace {
     public static let isEnabled = path != nil
 
     /// One stamp: `stage` of the write that made `revision`, or of a poll it woke.
-    struct Stamp: Equatable {
+    struct Stamp {
         var revision: UInt64
         var time: UInt64
         var stage: Stage
