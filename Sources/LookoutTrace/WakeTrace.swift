@@ -110,12 +110,11 @@ public enum WakeTrace {
     /// stamp). The first stamp of a stage counts: a poll woken twice keeps its first wake,
     /// and of the polls one write woke, the row holds the first to reach each stage.
     static func rows(_ stamps: [Stamp]) -> [(revision: UInt64, times: [UInt64])] {
+        let empty = [UInt64](repeating: 0, count: Stage.allCases.count)
         var rows: [UInt64: [UInt64]] = [:]
-        for stamp in stamps {
-            rows[stamp.revision, default: [UInt64](repeating: 0, count: Stage.allCases.count)]
-                .withUnsafeMutableBufferPointer {
-                    if $0[stamp.stage.rawValue] == 0 { $0[stamp.stage.rawValue] = stamp.time }
-                }
+        // Latest first, so that the first stamp of each stage is the one left.
+        for stamp in stamps.reversed() {
+            rows[stamp.revision, default: empty][stamp.stage.rawValue] = stamp.time
         }
         return rows.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
