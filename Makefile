@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 python3-venv postgresql
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev sqlite3 curl python3 python3-venv postgresql strace
 FORMAT_PATHS := Package.swift Sources Tests Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: deps build run test crash-test browser-deps browser-test container-test lint format fuzz fuzz-build \

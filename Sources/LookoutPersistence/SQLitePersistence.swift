@@ -19,6 +19,8 @@ public final class SQLitePersistence: Persistence {
 
     public let path: String
     private let pool: DatabasePool
+    /// `PRAGMA synchronous = FULL`: in WAL mode, the log is synced at every commit.
+    static let full = 2
 
     /// Opens (or creates) the database at `path`.
     /// - Parameter maxBytes: a size limit; writes past it fail as ``PersistenceError/full(_:)``.
@@ -34,7 +36,6 @@ public final class SQLitePersistence: Persistence {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             if let maxBytes {
                 let pageSize = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
                 try db.execute(sql: "PRAGMA max_page_count = \(max(1, maxBytes / pageSize))")
@@ -42,9 +43,17 @@ public final class SQLitePersistence: Persistence {
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
+            // On the writer, after the pool is made: GRDB's `DatabasePool` sets
+            // `synchronous = NORMAL` on its writer after `prepareDatabase`, and in WAL mode
+            // NORMAL syncs the log only at checkpoints, so a commit acknowledged since the
+            // last one would be lost to a power cut (Benchmarks/README.md, stop 43).
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try pool.write { db in try Self.migrate(db) }
         } catch {
             throw Self.classify(error, opening: true)
+        }
+        guard (try? synchronous) == Self.full else {
+            throw .unavailable("\(path): SQLite did not take synchronous = FULL, so commits would not be durable")
         }
         // A database made by an earlier Lookout may be readable by others; it holds the
         // users' password hashes. SQLite gives its -wal and -shm files the database's mode.
@@ -201,6 +210,11 @@ public final class SQLitePersistence: Persistence {
         } catch {
             throw Self.classify(error)
         }
+    }
+
+    /// The writing connection's `PRAGMA synchronous` (``full`` once opened).
+    var synchronous: Int? {
+        get throws { try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } }
     }
 
     /// Records `entries` in one transaction, one fsync: a group commit.

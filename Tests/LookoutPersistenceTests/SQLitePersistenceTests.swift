@@ -1,9 +1,10 @@
 import Foundation
 import LookoutJSON
-import LookoutPersistence
 import LookoutStore
 import LookoutTestSupport
 import Testing
+
+@testable import LookoutPersistence
 
 @Suite("SQLite storage: refusing bad files, a full disk, backups")
 struct SQLitePersistenceTests {
@@ -30,6 +31,18 @@ struct SQLitePersistenceTests {
             #expect(error.description.contains("not Lookout's"))
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: foreign)) == foreignBefore)
+    }
+
+    @Test("every commit syncs the log (synchronous = FULL), in a new file and an existing one")
+    func syncsEveryCommit() throws {
+        let path = temporaryPath("sqlite") + "/lookout.sqlite"
+        let created = try SQLitePersistence(path: path)
+        try created.create(epoch: "e")
+        for key in 0..<50 { try created.putRecord(.int(key), kind: "k", key: "\(key)") }
+        #expect(try created.synchronous == SQLitePersistence.full)
+        let reopened = try SQLitePersistence(path: path)
+        #expect(try reopened.synchronous == SQLitePersistence.full)
+        #expect(try reopened.record("k", key: "49") == .int(49))
     }
 
     @Test("a damaged database is refused")
