@@ -14,8 +14,9 @@
 #
 # Environment: LOOKOUT_BIN (default .build/debug/lookout), CYCLES (kills, default 20),
 # WRITERS (writer connections, default 4), SEED (default random; printed, to replay the
-# same random choices, not the same timing), KEEP_WORK=1 keeps the temp directory (the
-# log, the database, the server logs) for inspection.
+# same random choices, not the same timing), SYNCED_WRITES (writes watched by strace in
+# step 6, default 40), KEEP_WORK=1 keeps the temp directory (the log, the database, the
+# server logs, the trace) for inspection.
 set -euo pipefail
 binary=${LOOKOUT_BIN:-.build/debug/lookout}
 [[ $binary == /* || -z ${LOOKOUT_BIN:-} ]] || binary=$PWD/$binary
