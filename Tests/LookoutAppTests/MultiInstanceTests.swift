@@ -339,10 +339,9 @@ struct MultiInstanceTests {
         }
     }
 
-    /// Waits until `condition` holds, checking every 50 ms for up to 10 s.
-    /// Asks `condition` every 50 ms until it holds, for up to 60 s of the clock: a count of
-    /// sleeps would end sooner than it says on a loaded machine, where each round of
-    /// requests takes longer than its sleep.
+    /// Asks `condition` every 50 ms until it holds, for up to 60 s of the clock (it was 200
+    /// rounds, "10 s": a bound stated as rounds says little about time on a loaded machine,
+    /// and 10 s left little room there).
     static func waitUntil(_ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
