@@ -2,6 +2,7 @@
 # Durable writes and start-up, on the release build:
 #   1. write throughput and latency (p50, p99) with wrk: PATCHes of the demo galleries, by
 #      one writer and by several concurrent writers; each answer comes after its fsync;
+#      and the server's CPU time (user + system, /proc) per write;
 #   2. start-up time with a data file of DOCUMENTS x FIELDS fields (default 100,000 x 10 =
 #      1 million): the first start (which imports it) and a restart (which loads it from
 #      SQLite), timed until /readyz answers 200, with the server's resident memory.
@@ -66,6 +67,10 @@ time_until_ready() {
 
 rss_mib() { awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status"; }
 
+# The process's CPU time so far (user + system), in clock ticks.
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+TICKS_PER_SECOND=$(getconf CLK_TCK)
+
 release_binary "$REPO_ROOT"
 
 # --- 1. durable writes -------------------------------------------------------------
@@ -90,12 +95,18 @@ results=()
 for connections in 1 "$WRITERS"; do
     threads=$((connections < 2 ? 1 : 2))
     log "wrk -t$threads -c$connections -d$DURATION --latency (PATCH /v1/galleries/{id})"
+    cpu_before=$(cpu_ticks "$LOOKOUT_PID")
     TOKEN=$TOKEN wrk -t"$threads" -c"$connections" -d"$DURATION" --latency -s "$TMP/patch.lua" \
         "http://127.0.0.1:$PORT" >"$TMP/wrk-$connections.txt"
+    cpu_after=$(cpu_ticks "$LOOKOUT_PID")
+    writes=$(awk '$2 == "requests" && $3 == "in" { print $1 }' "$TMP/wrk-$connections.txt")
+    cpu_per_write=$(awk -v t=$((cpu_after - cpu_before)) -v hz="$TICKS_PER_SECOND" -v n="$writes" \
+        'BEGIN { printf "%.0fus", (n > 0 ? t / hz * 1e6 / n : 0) }')
     errors=$(wrk_errors "$TMP/wrk-$connections.txt")
     ((errors == 0)) || { cat "$TMP/wrk-$connections.txt" >&2; die "$errors failed writes"; }
     p50=$(awk '$1 == "50%" { print $2 }' "$TMP/wrk-$connections.txt")
-    results+=("$(printf '%-10s %10s %10s %10s' "$connections" "$(wrk_rps "$TMP/wrk-$connections.txt")" "$p50" "$(wrk_p99_ms "$TMP/wrk-$connections.txt")ms")")
+    results+=("$(printf '%-10s %10s %10s %10s %18s' "$connections" "$(wrk_rps "$TMP/wrk-$connections.txt")" "$p50" \
+        "$(wrk_p99_ms "$TMP/wrk-$connections.txt")ms" "$cpu_per_write")")
 done
 revision=$(curl -s -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/galleries" | tr -d '"')
 stop_pid "$LOOKOUT_PID" lookout
@@ -130,7 +141,7 @@ count=$(curl -s -o /dev/null -D - "http://127.0.0.1:$PORT/v1/items?limit=1" | aw
 
 echo
 echo "Durable writes: PATCH /v1/galleries/{id}, wrk -d$DURATION, each answered after its fsync (store at $revision)"
-printf '%-10s %10s %10s %10s\n' writers "req/s" p50 p99
+printf '%-10s %10s %10s %10s %18s\n' writers "req/s" p50 p99 "server CPU/write"
 printf '%s\n' "${results[@]}"
 echo
 echo "Start-up with $DOCUMENTS documents x $FIELDS fields ($((DOCUMENTS * FIELDS)) fields, database ${database_mib} MiB)"

@@ -184,6 +184,7 @@ void lk_on_completed(void *cls, struct MHD_Connection *connection, void **req_cl
     }
     if (request->was_suspended) {
         atomic_fetch_sub(&request->server->suspended, 1);
+        atomic_fetch_sub_explicit(&request->loop->thread->suspended, 1, memory_order_relaxed);
     }
     if (lk_trace_hook != NULL && code == MHD_REQUEST_TERMINATED_COMPLETED_OK) lk_trace(request, LK_MHD_TRACE_SENT);
     lk_free_request(request);
@@ -388,6 +389,7 @@ unsigned int lk_mhd_request_client_address(const lk_mhd_request *request, uint8_
 void lk_mhd_suspend(lk_mhd_request *request) {
     request->was_suspended = 1;
     atomic_fetch_add(&request->server->suspended, 1);
+    atomic_fetch_add_explicit(&request->loop->thread->suspended, 1, memory_order_relaxed);
     MHD_suspend_connection(request->connection);
     atomic_store(&request->state, LK_SUSPENDED);
 }

@@ -438,6 +438,42 @@ static int lk_sooner(int timeout, long long candidate) {
     return timeout < 0 || value < timeout ? value : timeout;
 }
 
+struct lk_mhd_awaited {
+    atomic_int count;
+};
+
+lk_mhd_awaited *lk_mhd_awaited_create(void) {
+    lk_mhd_awaited *awaited = malloc(sizeof(*awaited));
+    if (awaited != NULL) atomic_init(&awaited->count, 0);
+    return awaited;
+}
+
+void lk_mhd_awaited_add(lk_mhd_awaited *awaited, int delta) {
+    atomic_fetch_add_explicit(&awaited->count, delta, memory_order_relaxed);
+}
+
+int lk_mhd_awaited_count(const lk_mhd_awaited *awaited) {
+    return atomic_load_explicit(&((lk_mhd_awaited *)awaited)->count, memory_order_relaxed);
+}
+
+void lk_mhd_awaited_free(lk_mhd_awaited *awaited) {
+    free(awaited);
+}
+
+// Whether the thread should stay awake for an awaited answer: one is, and it holds
+// suspended requests (the request awaiting it, or polls its commit may wake).
+static int lk_awaits(lk_thread *thread) {
+    const lk_mhd_awaited *awaited = thread->server->config.awaited;
+    return awaited != NULL && lk_mhd_awaited_count(awaited) > 0 &&
+           atomic_load_explicit(&thread->suspended, memory_order_relaxed) > 0;
+}
+
+// How long, in microseconds, the thread polls before it sleeps, as things are now.
+static uint64_t lk_spin_limit(lk_thread *thread, unsigned int spin) {
+    if (lk_awaits(thread)) return (uint64_t)spin * LK_AWAIT_SPIN_FACTOR;
+    return thread->spin_armed ? spin : 0;
+}
+
 // epoll_wait for the thread's events, polling for up to spin_microseconds first when its
 // last wait was short. A thread asleep in epoll_wait is woken by the kernel when a request
 // arrives, and on a virtual machine an idle virtual CPU is halted: waking it is a trip
@@ -445,19 +481,24 @@ static int lk_sooner(int timeout, long long candidate) {
 // sends its next request as soon as it has the answer (Benchmarks/README.md, "Polling
 // before sleeping"). Polling costs CPU only while a thread would otherwise sleep, and only
 // after a wait short enough that the next event was likely to come within the spin.
+//
+// A thread holding suspended requests also polls, for up to LK_AWAIT_SPIN_FACTOR spins,
+// while answers are awaited from another thread (lk_mhd_config.awaited): a write's
+// commit, whose end resumes its request and the polls it woke on loops that would
+// otherwise sleep through it (Benchmarks/README.md, stop 44).
 static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int capacity, int timeout) {
     unsigned int spin = thread->server->config.spin_microseconds;
     if (timeout == 0 || spin == 0) return epoll_wait(thread->epoll_fd, events, capacity, timeout);
     uint64_t start = lk_clock_us();
-    if (thread->spin_armed) {
-        do {
-            int count = epoll_wait(thread->epoll_fd, events, capacity, 0);
-            if (count > 0) atomic_fetch_add_explicit(&thread->spin_hits, 1, memory_order_relaxed);
-            if (count != 0) return count;  // an event (or an error, seen by the caller)
-            sched_yield();  // a client waiting for this CPU runs first
-        } while (lk_clock_us() - start < spin);
-        start = lk_clock_us();
+    uint64_t elapsed = 0;
+    while (elapsed < lk_spin_limit(thread, spin)) {
+        int count = epoll_wait(thread->epoll_fd, events, capacity, 0);
+        if (count > 0) atomic_fetch_add_explicit(&thread->spin_hits, 1, memory_order_relaxed);
+        if (count != 0) return count;  // an event (or an error, seen by the caller)
+        sched_yield();                 // a client waiting for this CPU runs first
+        elapsed = lk_clock_us() - start;
     }
+    if (elapsed > 0) start = lk_clock_us();
     int count = epoll_wait(thread->epoll_fd, events, capacity, timeout);
     thread->spin_armed = lk_clock_us() - start <= (uint64_t)spin * LK_SPIN_ARM_FACTOR;
     return count;
@@ -775,6 +816,7 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         atomic_init(&thread->incoming, 0);
         atomic_init(&thread->daemons_started, 0);
         atomic_init(&thread->spin_hits, 0);
+        atomic_init(&thread->suspended, 0);
         atomic_init(&thread->handoffs, NULL);
         for (unsigned int word = 0; word < LK_LOOP_SET_WORDS; word++) atomic_init(&thread->resumed[word], 0);
     }
@@ -826,6 +868,11 @@ void lk_mhd_quiesce(lk_mhd_server *server) {
         server->listen_fd = -1;
     }
     pthread_mutex_unlock(&server->lock);
+}
+
+unsigned int lk_mhd_thread_suspended(const lk_mhd_server *server, unsigned int thread) {
+    if (thread >= server->thread_count) return 0;
+    return atomic_load_explicit(&((lk_mhd_server *)server)->threads[thread].suspended, memory_order_relaxed);
 }
 
 unsigned int lk_mhd_suspended_count(const lk_mhd_server *server) {

@@ -92,6 +92,9 @@ struct lk_thread {
     // Whether its next wait polls before it sleeps (lk_thread_wait): its last wait was short.
     int spin_armed;
     atomic_ullong spin_hits;  // waits that polling ended, without sleeping
+    // Its requests suspended and not yet completed (changed on this thread; atomic only
+    // because a stopping server completes the last ones from another).
+    atomic_uint suspended;
     // Work posted to run on this thread (lk_mhd_post), newest first.
     _Atomic(struct lk_task *) tasks;
     // Connections closed here while their clients may still be writing, drained first.

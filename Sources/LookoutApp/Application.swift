@@ -44,6 +44,9 @@ public final class Application: Sendable {
 
     /// Requests held right now (long-polls, and logins or verifications in progress).
     public var heldRequests: Int { server.suspendedCount }
+    /// Writes queued for a commit and not yet answered, with the polls they woke (0 with
+    /// in-memory storage, whose writes run on the loop that read them).
+    public var writesAwaited: Int { server.awaitedAnswers }
     /// Event streams open (EventSource clients).
     public var openStreams: Int { server.streamCount }
 
@@ -125,15 +128,17 @@ public func buildApplication(
     let crossOrigin = try configuration.corsOrigins.flatMap { origins throws(StartupError) in
         try CrossOrigin.parse(origins)
     }
+    let writes = WriteExecutor(store: store, inline: configuration.database == .memory)
     let responder = LookoutResponder(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
         events: ServerSentEvents(
             store: store, deadlines: deadlines, tokens: tokens, heartbeat: configuration.eventStreamHeartbeat),
         crossOrigin: crossOrigin,
-        writes: WriteExecutor(store: store, inline: configuration.database == .memory),
+        writes: writes,
         maxBodyBytes: configuration.http.maxBodyBytes, logger: logger, metrics: metrics)
     var http = configuration.http
     http.requestHeaders = LookoutResponder.requestHeaders
+    http.awaitedAnswers = writes.awaited
     let server = HTTPServer(configuration: http, responder: responder)
     // Weak: the server holds the routes, which hold the metrics.
     metrics.beforeEachScrape { [weak server] metrics in

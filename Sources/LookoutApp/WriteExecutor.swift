@@ -26,7 +26,9 @@ struct PreparedWrite: Sendable {
 /// - Otherwise on one thread of its own as group commits: every write that arrived while
 ///   the previous commit was being made durable is planned in order and recorded in one
 ///   commit (one fsync on SQLite, one transaction on PostgreSQL), then published, and each
-///   is answered only once that commit is durable. Event loops never wait for storage.
+///   is answered only once that commit is durable. Event loops never wait for storage,
+///   but while a commit is under way they poll rather than sleep, so its answers and the
+///   polls it wakes find them awake (``awaited``).
 ///
 /// Writes are applied in the order they reach the store either way, and each is answered
 /// after the waiters it woke, which are resumed together with it.
@@ -41,6 +43,9 @@ final class WriteExecutor: Sendable {
 
     private let store: Store
     let isInline: Bool
+    /// The writes queued and not yet answered, for the event loops to stay awake for
+    /// (``HTTPServerConfiguration/awaitedAnswers``).
+    let awaited = AwaitedAnswers()
     private let queue = Mutex<[Pending]>([])
     private let work = DispatchSemaphore(value: 0)
 
@@ -72,6 +77,7 @@ final class WriteExecutor: Sendable {
     /// Queues `prepared` for the next group commit; `done` is called with its answer on
     /// the writer's thread, inside the batch whose resumptions go together.
     func submit(_ prepared: PreparedWrite, done: @escaping @Sendable (Result<HTTPResponse, any Error>) -> Void) {
+        awaited.add(1)
         let first = queue.withLock { queue in
             queue.append(Pending(prepared: prepared, done: done))
             return queue.count == 1
@@ -99,6 +105,7 @@ final class WriteExecutor: Sendable {
                         }
                     }
                 }
+                awaited.add(-group.count)
             }
         }
     }

@@ -73,6 +73,15 @@ public final class HTTPServer: Sendable {
         perThread { Int(lk_mhd_thread_spin_hits($0, $1)) }.reduce(0, +)
     }
 
+    /// Answers its loops stay awake for now (``HTTPServerConfiguration/awaitedAnswers``).
+    public var awaitedAnswers: Int { configuration.awaitedAnswers?.count ?? 0 }
+
+    /// Requests each event-loop thread holds suspended and not yet completed, over every
+    /// bound address.
+    public var suspendedPerThread: [Int] {
+        perThread { Int(lk_mhd_thread_suspended($0, $1)) }
+    }
+
     /// A count of each event-loop thread's, summed over the bound addresses.
     private func perThread(_ count: (OpaquePointer, UInt32) -> Int) -> [Int] {
         daemons.withLock { state in
@@ -176,6 +185,7 @@ public final class HTTPServer: Sendable {
             config.max_body_bytes = configuration.maxBodyBytes
             config.request_timeout_seconds = UInt32(clamping: configuration.requestTimeoutSeconds)
             config.spin_microseconds = UInt32(configuration.spinMicroseconds)
+            config.awaited = configuration.awaitedAnswers?.pointer
             config.handler = handleRequest
             config.on_tasks = runTasks
             config.context = context

@@ -41,6 +41,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// request); 0 never polls, at most 1000. A sleeping thread's next request waits for
     /// it to be woken: 30-80 µs on a virtual machine, whose idle CPU is halted.
     public var spinMicroseconds: Int = 50
+    /// Answers made on threads that are not event loops (a writer thread's commits), which
+    /// loops holding suspended requests stay awake for; nil: none.
+    public var awaitedAnswers: AwaitedAnswers?
 
     public init(
         bindAddresses: [String] = ["127.0.0.1", "::1"],

@@ -2,6 +2,7 @@ import Foundation
 import LookoutApp
 import LookoutJSON
 import LookoutTestSupport
+import Synchronization
 import Testing
 
 /// State through restarts of a real server on a real SQLite file.
@@ -58,6 +59,41 @@ struct PersistenceTests {
         let secondEditor = try await second.editorHeaders()
         _ = try await second.request("PATCH", "/v1/notes/1", headers: secondEditor, body: #"{"title":"again"}"#)
         #expect(try await held.json["title"] == "again")
+    }
+
+    @Test("a write is awaited by the event loops from its queueing until its answer, and no longer")
+    func awaitedWrites() async throws {
+        let directory = temporaryDirectory()
+        let file = try dataFile(directory)
+        let app = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
+        defer {
+            app.shutdown()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+        let editor = try await app.editorHeaders()
+        let tag = try #require(try await app.request("GET", "/v1/notes/1").header("ETag"))
+        #expect(app.application.writesAwaited == 0)
+        // A poll the writes wake, and writes from several connections at once: some queue
+        // behind a commit and go in a group.
+        async let held = app.request("GET", "/v1/notes/1?wait=30", headers: [Self.json, ("If-None-Match", tag)])
+        try await app.waitUntilHeld(1)
+        let port = app.port
+        let statuses = Mutex<[Int]>([])
+        DispatchQueue.concurrentPerform(iterations: 16) { index in
+            let status = try? TestHTTP.request(
+                port: port, "PATCH", "/v1/notes/1", headers: editor, body: Array(#"{"title":"w\#(index)"}"#.utf8)
+            ).status
+            statuses.withLock { $0.append(status ?? 0) }
+        }
+        #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
+        #expect(try await held.status == 200)
+        // Each group is counted off just after its answers were resumed, which their
+        // clients may read first.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while app.application.writesAwaited > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(app.application.writesAwaited == 0, "a write counted once, off once")
     }
 
     @Test("the data file is imported once: later starts keep edits and add newly declared collections")

@@ -178,6 +178,7 @@ struct HTTPServerTests {
             try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
             let held = try #require(try responder.held.wait(for: 1).first)
             #expect(server.suspendedCount == 1)
+            #expect(server.suspendedPerThread.reduce(0, +) == 1, "counted on its loop's thread")
             let answered = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
                 held.respond(HTTPResponse(status: 200, body: Array("resumed".utf8)))
@@ -191,6 +192,8 @@ struct HTTPServerTests {
             #expect(server.suspendedCount == 0)
             // The connection is kept alive after a resumed answer.
             #expect(try connection.request("GET", "/echo").status == 200)
+            // Its next request was read after it completed.
+            #expect(server.suspendedPerThread.reduce(0, +) == 0, "counted off on completion")
         }
     }
 
