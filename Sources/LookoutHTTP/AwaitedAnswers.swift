@@ -4,8 +4,8 @@ import CMicroHTTPD
 /// thread's commit. While any is awaited, the loops of a server given this count
 /// (``HTTPServerConfiguration/awaitedAnswers``) that hold suspended requests poll for
 /// events rather than sleep, for up to 20 times their spin
-/// (``HTTPServerConfiguration/spinMicroseconds``), so that the resumes a commit brings (its
-/// writes' answers, the polls it woke) find them awake: waking a sleeping thread costs
+/// (``HTTPServerConfiguration/spinMicroseconds``), so that what a commit brings them (its
+/// writes' answers, the polls it woke) finds them awake: waking a sleeping thread costs
 /// 30-80 µs on a virtual machine (Benchmarks/README.md, stop 44).
 public final class AwaitedAnswers: @unchecked Sendable {
     // @unchecked: the count is an atomic of the C layer's, freed only by deinit, after
@@ -21,7 +21,8 @@ public final class AwaitedAnswers: @unchecked Sendable {
         lk_mhd_awaited_free(pointer)
     }
 
-    /// Counts `count` more answers awaited, or, negative, made and resumed.
+    /// Counts `count` more answers awaited, or, negative, answers made (and the polls
+    /// their commit woke posted to their loops).
     public func add(_ count: Int) {
         lk_mhd_awaited_add(pointer, Int32(clamping: count))
     }

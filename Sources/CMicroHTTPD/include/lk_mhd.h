@@ -37,8 +37,8 @@ typedef struct lk_mhd_request lk_mhd_request;
 typedef void (*lk_mhd_handler)(void *context, lk_mhd_request *request);
 
 /// A count of answers being made on threads that are not event loops: +1 when a request is
-/// handed to one (a write queued for the writer thread's commit), -1 once its answer and
-/// the resumes it brings (the polls its commit woke) were given. Any thread; servers given
+/// handed to one (a write queued for the writer thread's commit), -1 once it was answered
+/// and the work it brings (the polls its commit woke) was posted. Any thread; servers given
 /// it (lk_mhd_config.awaited) stay awake while it is above 0, as waking a sleeping thread
 /// costs 30-80 us on a virtual machine.
 typedef struct lk_mhd_awaited lk_mhd_awaited;
