@@ -87,8 +87,8 @@ struct PersistenceTests {
         }
         #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
         #expect(try await held.status == 200)
-        // Each group is counted off just after its answers were resumed, which their
-        // clients may read first.
+        // Each group is counted off just after its writes were answered and the polls it
+        // woke posted to their loops, which their clients may read first.
         let deadline = ContinuousClock.now + .seconds(60)
         while app.application.writesAwaited > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
