@@ -4,6 +4,7 @@ import LookoutApp
 import LookoutHTTP
 import LookoutJSON
 import LookoutTestSupport
+import Testing
 
 /// A real Lookout on 127.0.0.1 and ::1, port 0, with its own data directory, talked to
 /// over real sockets.
@@ -57,9 +58,17 @@ final class LiveApp: Sendable {
         }
     }
 
-    /// Waits until the app holds `count` requests (long-polls, logins), up to 5 s.
+    /// Waits until the app holds `count` requests (long-polls, logins), for up to 60 s of
+    /// the clock, and records an issue if it never does. It was 500 sleeps of 10 ms: a
+    /// bound stated as rounds says little about time on a loaded machine, and a test that
+    /// went on after it gave up would check a wake that was never held.
     func waitUntilHeld(_ count: Int) async throws {
-        for _ in 0..<500 where application.heldRequests < count {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while application.heldRequests < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the app held \(application.heldRequests) requests, not \(count), after 60 s")
+                return
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
