@@ -191,9 +191,18 @@ hold() {
     start_clients hold "$name" "$count" "$kind" "$arg" "${etag[@]}" --wait "$wait_s" --timeout $((wait_s + 30)) "$@"
 }
 
-finish_hold() { # name -> R_OK200 R_LAST
-    local pid
-    for pid in "${CLIENT_PIDS[@]}"; do wait "$pid" || true; done
+# finish_hold NAME -> R_OK200 R_LAST, for clients started with --keep-open: once both have
+# printed their result, they are told to close their connections and exit. A client done
+# first would otherwise close its half while the other still reads its answers, and the
+# server's work for those closes would count in the fan-out's time.
+finish_hold() {
+    local pid i
+    for ((i = 0; i < 2400; i++)); do
+        (($(cat "$TMP/$1"-[01].out | grep -c '^result ') == 2)) && break
+        for pid in "${CLIENT_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || break 2; done
+        sleep 0.05
+    done
+    for pid in "${CLIENT_PIDS[@]}"; do kill -USR2 "$pid" 2>/dev/null || true; wait "$pid" || true; done
     CLIENT_PIDS=()
     R_OK200=$(cat "$TMP/$1"-[01].out | grep -o '\bok200=[0-9]*' | cut -d= -f2 | awk '{ s += $1 } END { print s + 0 }')
     R_LAST=$(for f in "$TMP/$1"-[01].out; do grep '^result ' "$f" | field last_ns; done | sort -n | tail -n 1)
@@ -237,7 +246,7 @@ ms_since() { awk -v a="$2" -v b="$1" 'BEGIN { printf "%.1f", (a - b) / 1e6 }'; }
 # ones: perf slows what it records); records the server's CPU per woken poll by bucket.
 budget_fanout() { # round
     local name="$TARGET-budget-$1" perf_pid line t0 bucket value
-    hold "$name" "$BUDGET_FANOUT" same 1 60
+    hold "$name" "$BUDGET_FANOUT" same 1 60 --keep-open
     perf record -a -g -k mono -F 4000 -o "$TMP/$name.perf" >/dev/null 2>&1 &
     perf_pid=$!
     sleep 1  # perf has started recording
@@ -277,7 +286,7 @@ one_round() { # target round
     start_target_for_writes
     local size
     for size in $FANOUTS; do
-        hold "$TARGET-fan$size-$round" "$size" same 1 60
+        hold "$TARGET-fan$size-$round" "$size" same 1 60 --keep-open
         VALUE=$((VALUE + 1))
         line=$(write 1 "$VALUE" | grep '^write ')
         t0=$(awk '{ print $4 }' <<<"$line")

@@ -16,14 +16,17 @@
 //
 //   client hold --port P -n N --etag '"E-R"' (--same-id K | --ids-from OFF)
 //               [--host 127.0.0.1] [--src 127.0.0.X] [--wait W] [--fields v]
-//               [--timeout SECONDS] [--inflight 256] [--print-each]
+//               [--timeout SECONDS] [--inflight 256] [--print-each] [--keep-open]
 //       Opens N connections (bound to --src before connect), sends on each
 //       GET /v1/items/{id}?fields=F&wait=W with If-None-Match: E. Prints
 //       "ready N T_NS" once every request is written, then reads the answers. With
 //       --print-each, a line "resp ID STATUS T_NS" per complete answer (flushed once per
 //       epoll batch). At the end (all answered, or --timeout seconds after "ready"):
 //       "result n=N ok200=A s304=B other=C errors=D pending=E first_ns=F last_ns=L".
-//       SIGUSR1 prints a "progress ..." line with the same counters at once.
+//       SIGUSR1 prints a "progress ..." line with the same counters at once. With
+//       --keep-open, the connections stay open after "result" until SIGUSR2 or SIGTERM:
+//       a client that is done first then does not close its N connections while another
+//       is still reading its answers (the server's closes would count in the other's time).
 //
 //   client streams --port P -n N (--same-id K | --ids-from OFF) [--expect V]
 //                  [--host] [--src] [--fields v] [--timeout 120] [--linger 1] [--inflight]
@@ -109,7 +112,7 @@ static void die(const char *fmt, ...) {
 
 struct options {
     const char *host, *src, *etag, *fields, *token, *ids;
-    int port, n, wait, inflight, rounds, print_each, nchan, gap_us;
+    int port, n, wait, inflight, rounds, print_each, nchan, gap_us, keep_open;
     long same_id, ids_from, id, value_base, expect;
     double timeout, linger;
 };
@@ -142,6 +145,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
         else if (OPT("--expect")) o->expect = atol(v);
         else if (OPT("--linger")) o->linger = atof(v);
         else if (strcmp(a, "--print-each") == 0) o->print_each = 1;
+        else if (strcmp(a, "--keep-open") == 0) o->keep_open = 1;
         else if (strcmp(a, "--nchan") == 0) o->nchan = 1;
         else die("unknown or incomplete option '%s'", a);
 #undef OPT
@@ -648,6 +652,11 @@ static int mode_hold(const struct options *o) {
     fleet_init(&f, o, "hold", format_poll);
     struct sigaction sa = {.sa_handler = on_usr1};
     sigaction(SIGUSR1, &sa, NULL);
+    sigset_t done_signals;  // --keep-open: blocked from the start, so none is missed
+    sigemptyset(&done_signals);
+    sigaddset(&done_signals, SIGUSR2);
+    sigaddset(&done_signals, SIGTERM);
+    if (o->keep_open) sigprocmask(SIG_BLOCK, &done_signals, NULL);
     long ok200 = 0, s304 = 0, other = 0;
     uint64_t first = 0, last = 0, ready_at = 0;
     char chunk[16384];
@@ -720,6 +729,10 @@ static int mode_hold(const struct options *o) {
            " last_ns=%" PRIu64 "\n",
            o->n, ok200, s304, other, f.errors, o->n - f.settled, first, last);
     fflush(stdout);
+    if (o->keep_open) {
+        int signal_number;
+        sigwait(&done_signals, &signal_number);
+    }
     fleet_close(&f);
     return 0;
 }
