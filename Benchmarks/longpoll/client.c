@@ -652,11 +652,12 @@ static int mode_hold(const struct options *o) {
     fleet_init(&f, o, "hold", format_poll);
     struct sigaction sa = {.sa_handler = on_usr1};
     sigaction(SIGUSR1, &sa, NULL);
-    sigset_t done_signals;  // --keep-open: blocked from the start, so none is missed
-    sigemptyset(&done_signals);
-    sigaddset(&done_signals, SIGUSR2);
-    sigaddset(&done_signals, SIGTERM);
-    if (o->keep_open) sigprocmask(SIG_BLOCK, &done_signals, NULL);
+    // --keep-open: SIGUSR2 is blocked from the start, so that one sent early is not missed;
+    // SIGTERM keeps its default and ends the client at once, as without the option.
+    sigset_t done_signal;
+    sigemptyset(&done_signal);
+    sigaddset(&done_signal, SIGUSR2);
+    if (o->keep_open) sigprocmask(SIG_BLOCK, &done_signal, NULL);
     long ok200 = 0, s304 = 0, other = 0;
     uint64_t first = 0, last = 0, ready_at = 0;
     char chunk[16384];
@@ -731,7 +732,7 @@ static int mode_hold(const struct options *o) {
     fflush(stdout);
     if (o->keep_open) {
         int signal_number;
-        sigwait(&done_signals, &signal_number);
+        sigwait(&done_signal, &signal_number);
     }
     fleet_close(&f);
     return 0;
