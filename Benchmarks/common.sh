@@ -178,6 +178,18 @@ json.dump({"collections": [{"name": "items", "public": True, "documents": docs}]
 PY
 }
 
+# Writes 1,000 times to items 19,001-20,000 (the long-poll client's `patch`, its target
+# arguments after the binary), so that SQLite's log is past its first growth before any
+# write is timed: until its first checkpoint wraps it, the log grows and each commit costs
+# ~50 us more on this disk (Benchmarks/README.md, stop 45). The items must exist and be
+# held and written by nothing timed. Fails unless all 1,000 succeed; output in `out`.
+warm_up_writes() { # client out target-args...
+    local client=$1 out=$2
+    shift 2
+    "$client" patch "$@" --ids 19001-20000 --value-base 1 >"$out" || true
+    grep -qx 'ok 1000' "$out"
+}
+
 # The demo editor's access token from the server at base URL `base`.
 editor_token() { # base
     curl -fsS -X POST "$1/v1/auth/login" -H 'Content-Type: application/json' \

@@ -231,12 +231,12 @@ record() { RESULTS[$1,$2]+="$3 "; }  # figure target value
 
 start_target() { if [[ $TARGET == lookout-* ]]; then start_compared_lookout "${TARGET#lookout-}"; else start_compared_nchan; fi; }
 
-# A server whose writes are timed: started, then given 1,000 writes to items 19,001-20,000,
-# which no phase holds or writes, so that SQLite's log is past its first growth (above).
+# A server whose writes are timed: started, then warmed (warm_up_writes; no phase holds or
+# writes items 19,001-20,000).
 start_target_for_writes() {
     start_target
-    write 19001-20000 1 >"$TMP/$TARGET-warm-up.out" || true
-    grep -qx 'ok 1000' "$TMP/$TARGET-warm-up.out" || die "$TARGET: the 1,000 warm-up writes did not all succeed"
+    warm_up_writes "$CLIENT" "$TMP/$TARGET-warm-up.out" "${TARGET_ARGS[@]}" --port "$PORT" ||
+        die "$TARGET: the 1,000 warm-up writes did not all succeed"
 }
 
 per_session() { awk -v a="$2" -v b="$1" -v n="$SESSIONS" 'BEGIN { printf "%.2f", (a - b) / n }'; }  # before after

@@ -44,10 +44,8 @@ for mode in $MODES; do
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$port/v1/items/1" "$SERVER_PID" lookout
     token="$(editor_token "http://127.0.0.1:$port")"
-    # 1,000 writes to items the rounds do not touch first: SQLite's log grows until its
-    # first checkpoint wraps it, and each commit then costs ~50 us more (compare.sh).
-    "$TMP/client" patch --token "$token" --port "$port" --ids 19001-20000 --value-base 1 >"$TMP/warm-up-$mode.out" || true
-    grep -qx 'ok 1000' "$TMP/warm-up-$mode.out" || { echo "the 1,000 warm-up writes did not all succeed" >&2; exit 1; }
+    warm_up_writes "$TMP/client" "$TMP/warm-up-$mode.out" --token "$token" --port "$port" ||
+        die "the 1,000 warm-up writes did not all succeed"
     "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" >"$TMP/single-$mode.out"
     stop_pid "$SERVER_PID" lookout
     SERVER_PID=""

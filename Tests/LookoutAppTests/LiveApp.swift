@@ -4,7 +4,6 @@ import LookoutApp
 import LookoutHTTP
 import LookoutJSON
 import LookoutTestSupport
-import Testing
 
 /// A real Lookout on 127.0.0.1 and ::1, port 0, with its own data directory, talked to
 /// over real sockets.
@@ -58,19 +57,14 @@ final class LiveApp: Sendable {
         }
     }
 
-    /// Waits until the app holds `count` requests (long-polls, logins), for up to 60 s of
-    /// the clock, and records an issue if it never does. It was 500 sleeps of 10 ms: a
-    /// bound stated as rounds says little about time on a loaded machine, and a test that
-    /// went on after it gave up would check a wake that was never held.
+    /// Waits until the app holds `count` requests (long-polls, logins), and records an
+    /// issue if it never does (``waitUntil(every:failure:_:)``): a test that went on would
+    /// check a wake that was never held.
     func waitUntilHeld(_ count: Int) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while application.heldRequests < count {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("the app held \(application.heldRequests) requests, not \(count), after 60 s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitUntil(
+            every: .milliseconds(10),
+            failure: "the app held \(self.application.heldRequests) requests, not \(count), after 60 s"
+        ) { application.heldRequests >= count }
     }
 
     /// Headers for a write: JSON, and the demo editor's token.

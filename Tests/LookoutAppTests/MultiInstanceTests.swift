@@ -54,7 +54,7 @@ struct MultiInstanceTests {
         for app in apps {
             // Ready once its change feed has caught up, which on a loaded machine can come
             // after the instance answers (CI, 2026-11-29: one 503 here).
-            try await Self.waitUntil { try await app.request("GET", "/readyz").status == 200 }
+            try await waitUntil { try await app.request("GET", "/readyz").status == 200 }
             let list = try await app.request("GET", "/v1/notes")
             #expect(list.header("X-Total-Count") == "2", "the documents are imported once")
             lists.insert(String(decoding: list.body, as: UTF8.self))
@@ -91,7 +91,7 @@ struct MultiInstanceTests {
         #expect(try after.json == ["id": 1, "title": "edited"])
         #expect(after.header("ETag") == tag, "same epoch, same revisions")
         #expect(try await second[0].request("GET", "/v1/notes").header("X-Total-Count") == "3")
-        try await Self.waitUntil { try await second[0].request("GET", "/readyz").status == 200 }
+        try await waitUntil { try await second[0].request("GET", "/readyz").status == 200 }
     }
 
     @Test("a write on one instance wakes the long-polls on that field on the other two, and no others")
@@ -213,7 +213,7 @@ struct MultiInstanceTests {
         #expect(refused.status == 503)
         #expect(refused.header("Retry-After") != nil)
         #expect(try await a.request("GET", "/v1/notes/1").status == 200, "reads go on")
-        try await Self.waitUntil { try await b.request("GET", "/readyz").status == 503 }
+        try await waitUntil { try await b.request("GET", "/readyz").status == 503 }
         #expect(b.application.heldRequests == 1, "the held poll is still held")
 
         try await offPool { try server.start() }
@@ -224,7 +224,7 @@ struct MultiInstanceTests {
         }
         #expect(status == 200, "writes are taken again once the database is back")
         #expect(try await held.json == ["id": 1, "title": "back"])
-        try await Self.waitUntil { try await b.request("GET", "/readyz").status == 200 }
+        try await waitUntil { try await b.request("GET", "/readyz").status == 200 }
         #expect(try await b.request("GET", "/v1/notes/1").json == ["id": 1, "title": "back"])
     }
 
@@ -248,7 +248,7 @@ struct MultiInstanceTests {
         try await c.waitUntilHeld(2)
 
         relay.cut()
-        try await Self.waitUntil { try await c.request("GET", "/readyz").status == 503 }
+        try await waitUntil { try await c.request("GET", "/readyz").status == 503 }
         let refused = try await c.request("PATCH", "/v1/notes/2", headers: editors[1], body: #"{"by":"c"}"#)
         #expect(refused.status == 503, "an instance without its database takes no writes")
         #expect(refused.header("Retry-After") != nil)
@@ -256,7 +256,7 @@ struct MultiInstanceTests {
             let body = #"{"title":"written while c was cut \#(number)"}"#
             #expect(try await a.request("PATCH", "/v1/notes/1", headers: editors[0], body: body).status == 200)
         }
-        try await Self.waitUntil {
+        try await waitUntil {
             try await b.request("GET", "/v1/notes/1?fields=title").json["title"] == "written while c was cut 5"
         }
         #expect(
@@ -265,7 +265,7 @@ struct MultiInstanceTests {
         #expect(c.application.heldRequests == 2, "the held polls are still held")
 
         relay.restore()
-        try await Self.waitUntil { try await c.request("GET", "/readyz").status == 200 }
+        try await waitUntil { try await c.request("GET", "/readyz").status == 200 }
         // Woken by the first of the writes it missed; a read after shows the last.
         let woken = try await title
         #expect(woken.status == 200)
@@ -279,7 +279,7 @@ struct MultiInstanceTests {
         let write = try await c.request("PATCH", "/v1/notes/2", headers: editors[1], body: #"{"by":"c"}"#)
         #expect(write.status == 200, "writes are taken again, planned on the caught-up state")
         #expect(try await note2.json == ["id": 2, "by": "c"])
-        try await Self.waitUntil { try await a.request("GET", "/v1/notes/2").json == ["id": 2, "by": "c"] }
+        try await waitUntil { try await a.request("GET", "/v1/notes/2").json == ["id": 2, "by": "c"] }
     }
 
     @Test("a token revoked on one instance, or a family revoked for reuse, is refused on the others within seconds")
@@ -298,8 +298,8 @@ struct MultiInstanceTests {
         #expect(try await write(on: b, with: first.access) == 200)
         #expect(try await a.form("/v1/auth/revoke", ["token": first.access]).status == 200)
         #expect(try await write(on: a, with: first.access) == 401, "at once on the instance that revoked it")
-        try await Self.waitUntil { try await write(on: b, with: first.access) == 401 }
-        try await Self.waitUntil { try await write(on: c, with: first.access) == 401 }
+        try await waitUntil { try await write(on: b, with: first.access) == 401 }
+        try await waitUntil { try await write(on: c, with: first.access) == 401 }
 
         // A refresh token used on c, then its retired predecessor replayed on a.
         let second = try await b.passwordGrant("editor@example.com", "editor-password")
@@ -310,7 +310,7 @@ struct MultiInstanceTests {
             "PATCH", "/v1/notes/2", headers: [Self.json, ("Authorization", "Bearer \(successor)")], body: #"{"n":1}"#)
         #expect(successorWrite.status == 200, "\(successorWrite.text)")
         #expect(try await a.refresh(second.refresh).status == 400, "a retired refresh token is refused")
-        try await Self.waitUntil {
+        try await waitUntil {
             guard try await write(on: b, with: second.access) == 401 else { return false }
             return try await write(on: c, with: successor) == 401
         }
@@ -337,18 +337,6 @@ struct MultiInstanceTests {
         #expect(throws: StartupError.self, "an empty database holds no users to change") {
             try UserCommands.list(in: configuration)
         }
-    }
-
-    /// Asks `condition` every 50 ms until it holds, for up to 60 s of the clock (it was 200
-    /// rounds, "10 s": a bound stated as rounds says little about time on a loaded machine,
-    /// and 10 s left little room there).
-    static func waitUntil(_ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("the condition did not hold within 60 s")
     }
 }
 

@@ -89,10 +89,7 @@ struct PersistenceTests {
         #expect(try await held.status == 200)
         // Each group is counted off just after its writes were answered and the polls it
         // woke posted to their loops, which their clients may read first.
-        let deadline = ContinuousClock.now + .seconds(60)
-        while app.application.writesAwaited > 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await waitUntil(every: .milliseconds(5)) { app.application.writesAwaited == 0 }
         #expect(app.application.writesAwaited == 0, "a write counted once, off once")
     }
 
