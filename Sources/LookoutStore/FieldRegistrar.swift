@@ -82,11 +82,12 @@ public final class FieldRegistrar: Sendable {
 
     private let kept = Mutex(Kept())
 
-    /// A commit that wakes more waiters than this releases them itself, as it would
-    /// outside ``keepingWoken(_:)``. The waiters a crowd wakes on other event loops are
-    /// freed by those loops, in parallel, when the commit has let go first; kept, every
-    /// one of them would be freed on the committing thread (a fan-out to 10,000 went
-    /// from 217/300 to 331/308 ms, Benchmarks/README.md, stop 40).
+    /// A commit that wakes more waiters than this releases each as soon as it is woken,
+    /// scope or not. The waiters a crowd wakes on other event loops are freed by those
+    /// loops, in parallel, when the commit has let go first; kept, every one of them would
+    /// be freed on the committing thread (a fan-out to 10,000 went from 217/300 to
+    /// 331/308 ms, Benchmarks/README.md, stop 40), and so would those whose loop ran their
+    /// work before the commit had woken the rest (stop 46).
     public static let keptCrowd = 64
 
     public init() {}
@@ -176,16 +177,25 @@ public final class FieldRegistrar: Sendable {
         guard !woken.isEmpty else { return 0 }
         // Which of its keys this commit changed, worked out outside the lock.
         let changedKeys = keys.count > 8 ? Set(keys) : nil
-        for (waiter, watched) in woken {
+        func wake(_ waiter: any Waiter, _ watched: [Key]) {
             let changed =
                 watched.count == 1 ? watched : watched.filter { changedKeys?.contains($0) ?? keys.contains($0) }
             waiter.wake(Wakeup(changed: changed, revision: revision))
         }
         let count = woken.count
-        if count <= Self.keptCrowd {
+        guard count > Self.keptCrowd else {
+            for (waiter, watched) in woken { wake(waiter, watched) }
             kept.withLock { kept in
                 if kept.scopes > 0 { kept.woken.append(woken) }
             }
+            return count
+        }
+        // A crowd: each waiter let go as soon as it is woken, so that one whose wake
+        // hands work to another thread (a held poll on another event loop) is freed there,
+        // by that work, not here after all the others are woken.
+        woken.reverse()
+        while let (waiter, watched) = woken.popLast() {
+            wake(waiter, watched)
         }
         return count
     }

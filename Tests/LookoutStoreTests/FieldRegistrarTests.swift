@@ -88,15 +88,28 @@ struct FieldRegistrarTests {
         var count: Int { value.withLock { $0 } }
     }
 
-    /// A waiter that tells when it is freed.
+    /// The ``Frees`` count each ``Tracked`` waiter saw when it was woken, in order.
+    final class FreedAtWake: Sendable {
+        private let counts = Mutex<[Int]>([])
+
+        func add(_ count: Int) { counts.withLock { $0.append(count) } }
+
+        var all: [Int] { counts.withLock { $0 } }
+    }
+
+    /// A waiter that tells when it is freed, and how many were freed when it woke.
     final class Tracked: FieldRegistrar.Waiter {
         let frees: Frees
+        let freedAtWake: FreedAtWake?
 
-        init(frees: Frees) {
+        init(frees: Frees, freedAtWake: FreedAtWake? = nil) {
             self.frees = frees
+            self.freedAtWake = freedAtWake
         }
 
-        func wake(_ wakeup: FieldRegistrar.Wakeup) {}
+        func wake(_ wakeup: FieldRegistrar.Wakeup) {
+            freedAtWake?.add(frees.count)
+        }
 
         deinit {
             frees.add()
@@ -127,13 +140,18 @@ struct FieldRegistrarTests {
             #expect(freed.count == 1, "kept while the outer scope runs")
         }
         #expect(freed.count == 3)
-        // A crowd is released by its commit, scope or not.
+        // A crowd is released by its commit, scope or not, each waiter as soon as it is
+        // woken: one whose wake hands work to another thread is freed by that work.
         let crowd = FieldRegistrar.keptCrowd + 1
-        for _ in 0..<crowd { register(3, after: 3) }
+        let freedAtWake = FreedAtWake()
+        for _ in 0..<crowd {
+            _ = registrar.register([3], after: 3, waiter: Tracked(frees: freed, freedAtWake: freedAtWake))
+        }
         registrar.keepingWoken {
             #expect(registrar.commit([3], revision: 4) == crowd)
             #expect(freed.count == 3 + crowd)
         }
+        #expect(freedAtWake.all == Array(3..<(3 + crowd)))
         // A scope that woke nothing leaves nothing behind for the next.
         register(1, after: 4)
         registrar.keepingWoken {}
