@@ -26,7 +26,8 @@
 #   durability   one durable SQLite commit on the same disk (WAL, synchronous=FULL, as
 #                Lookout's), p50 and p99 of 500 at the start of every round, timed once the
 #                log has wrapped (after 2,500), the median of the rounds: what SQLite's
-#                figures may add to Nchan's
+#                figures may add to Nchan's; and beside it, timed the same way, a commit
+#                of Lookout's own shape (its schema, a document replaced among 20,000)
 #
 # Every server whose writes are timed first takes 1,000 writes to items it does not
 # otherwise use. SQLite's log file grows until its first checkpoint wraps it, and while it
@@ -377,19 +378,46 @@ sse_round() { # target round
 # 1,000 pages), so commits no longer grow it, as a running server's do not. Prints "p50
 # p99" in microseconds. Run in every round: this disk's sync time moves from minute to
 # minute by more than a whole wake.
-commit_times() { # file
-    python3 - "$1" <<'PY'
+#   row       one row of a one-row table: the least a durable commit costs, the allowance
+#             SQLite's figures get
+#   document  the shape of Lookout's commit of one PATCH, in its schema: the revision read
+#             and written in `meta`, and a document replaced among 20,000 (items 7 and
+#             19,001-20,000 in turn, as the rounds and their warm-up write): printed beside
+#             the allowance, to show how much of what SQLite adds is its own commit's
+commit_times() { # file shape
+    python3 - "$1" "$2" <<'PY'
 import sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 db.execute("PRAGMA journal_mode=WAL")
 db.execute("PRAGMA synchronous=FULL")
-db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
-db.execute("INSERT INTO t VALUES (1, '')")
+if sys.argv[2] == "row":
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
+    db.execute("INSERT INTO t VALUES (1, '')")
+    begin = "BEGIN"
+    statements = [lambda i: db.execute("UPDATE t SET v = ? WHERE id = 1", ('{"id":1,"v":%d}' % i,))]
+else:  # Lookout's schema and statements (Sources/LookoutPersistence/SQLitePersistence.swift)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+    db.execute("""CREATE TABLE documents (collection TEXT NOT NULL, id INTEGER NOT NULL, fields TEXT NOT NULL,
+        revisions TEXT NOT NULL, created INTEGER NOT NULL, field_names_revision INTEGER NOT NULL,
+        PRIMARY KEY (collection, id)) WITHOUT ROWID""")
+    db.execute("INSERT INTO meta VALUES ('revision', '0')")
+    db.execute("BEGIN")
+    db.executemany("INSERT INTO documents VALUES ('items', ?, '{\"v\":0}', '{\"v\":0}', 0, 0)",
+                   ((i,) for i in range(1, 20001)))
+    db.execute("COMMIT")
+    begin = "BEGIN IMMEDIATE"
+    statements = [
+        lambda i: db.execute("SELECT value FROM meta WHERE key = 'revision'").fetchone(),
+        lambda i: db.execute("INSERT OR REPLACE INTO documents VALUES ('items', ?, ?, ?, 0, 0)",
+                             (7 if i % 2 else 19001 + i % 1000, '{"v":%d}' % i, '{"v":%d}' % i)),
+        lambda i: db.execute("UPDATE meta SET value = ? WHERE key = 'revision'", (str(i + 1),)),
+    ]
 times = []
 for i in range(3000):
     t0 = time.perf_counter_ns()
-    db.execute("BEGIN")
-    db.execute("UPDATE t SET v = ? WHERE id = 1", ('{"id":1,"v":%d}' % i,))
+    db.execute(begin)
+    for statement in statements:
+        statement(i)
     db.execute("COMMIT")
     times.append(time.perf_counter_ns() - t0)
 times = sorted(times[2500:])
@@ -403,12 +431,17 @@ TARGETS+=(nchan)
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 COMMIT_P50S=()
 COMMIT_P99S=()
+DOCUMENT_P50S=()
+DOCUMENT_P99S=()
 for ((round = 1; round <= ROUNDS; round++)); do
-    read -r commit_p50 commit_p99 < <(commit_times "$TMP/commit-$round.sqlite")
+    read -r commit_p50 commit_p99 < <(commit_times "$TMP/commit-$round.sqlite" row)
     COMMIT_P50S+=("$commit_p50")
     COMMIT_P99S+=("$commit_p99")
-    rm -f "$TMP/commit-$round.sqlite"*
-    log "round $round: 500 durable SQLite commits (WAL, synchronous=FULL): p50 $commit_p50 us, p99 $commit_p99 us"
+    read -r document_p50 document_p99 < <(commit_times "$TMP/document-$round.sqlite" document)
+    DOCUMENT_P50S+=("$document_p50")
+    DOCUMENT_P99S+=("$document_p99")
+    rm -f "$TMP/commit-$round.sqlite"* "$TMP/document-$round.sqlite"*
+    log "round $round: 500 durable SQLite commits (WAL, synchronous=FULL): one row p50 $commit_p50 us, p99 $commit_p99 us; Lookout's shape p50 $document_p50 us, p99 $document_p99 us"
     for target in "${TARGETS[@]}"; do
         if phase longpoll; then one_round "$target" "$round"; fi
         if phase sse; then sse_round "$target" "$round"; fi
@@ -507,6 +540,8 @@ for mode in $MODES; do
 done
 printf 'one durable SQLite commit on this disk, median of the rounds: p50 %s us (rounds: %s), p99 %s us (rounds: %s)\n' \
     "$COMMIT_P50" "${COMMIT_P50S[*]}" "$COMMIT_P99" "${COMMIT_P99S[*]}"
+printf 'the same disk, a commit of Lookout'"'"'s shape (the revision row and a document among 20,000), median of the rounds: p50 %s us (rounds: %s), p99 %s us (rounds: %s)\n' \
+    "$(median "${DOCUMENT_P50S[@]}")" "${DOCUMENT_P50S[*]}" "$(median "${DOCUMENT_P99S[@]}")" "${DOCUMENT_P99S[*]}"
 if [[ -n $BUDGET_FANOUT ]] && phase longpoll; then
     printf '\nServer CPU per woken poll during a fan-out to %s, us (median of rounds; perf record -a -g):\n' "$BUDGET_FANOUT"
     targets=()
