@@ -540,7 +540,7 @@ for mode in $MODES; do
 done
 printf 'one durable SQLite commit on this disk, median of the rounds: p50 %s us (rounds: %s), p99 %s us (rounds: %s)\n' \
     "$COMMIT_P50" "${COMMIT_P50S[*]}" "$COMMIT_P99" "${COMMIT_P99S[*]}"
-printf 'the same disk, a commit of Lookout'"'"'s shape (the revision row and a document among 20,000), median of the rounds: p50 %s us (rounds: %s), p99 %s us (rounds: %s)\n' \
+printf "the same disk, a commit of Lookout's shape (the revision row and a document among 20,000), median of the rounds: p50 %s us (rounds: %s), p99 %s us (rounds: %s)\n" \
     "$(median "${DOCUMENT_P50S[@]}")" "${DOCUMENT_P50S[*]}" "$(median "${DOCUMENT_P99S[@]}")" "${DOCUMENT_P99S[*]}"
 if [[ -n $BUDGET_FANOUT ]] && phase longpoll; then
     printf '\nServer CPU per woken poll during a fan-out to %s, us (median of rounds; perf record -a -g):\n' "$BUDGET_FANOUT"

@@ -120,8 +120,9 @@ struct FieldRegistrarTests {
     func keepingWoken() {
         let registrar = FieldRegistrar()
         let freed = Frees()
-        func register(_ key: Int, after cursor: UInt64) {
-            guard case .waiting = registrar.register([key], after: cursor, waiter: Tracked(frees: freed)) else {
+        func register(_ key: Int, after cursor: UInt64, noting freedAtWake: FreedAtWake? = nil) {
+            let waiter = Tracked(frees: freed, freedAtWake: freedAtWake)
+            guard case .waiting = registrar.register([key], after: cursor, waiter: waiter) else {
                 Issue.record("expected to wait")
                 return
             }
@@ -144,9 +145,7 @@ struct FieldRegistrarTests {
         // woken: one whose wake hands work to another thread is freed by that work.
         let crowd = FieldRegistrar.keptCrowd + 1
         let freedAtWake = FreedAtWake()
-        for _ in 0..<crowd {
-            _ = registrar.register([3], after: 3, waiter: Tracked(frees: freed, freedAtWake: freedAtWake))
-        }
+        for _ in 0..<crowd { register(3, after: 3, noting: freedAtWake) }
         registrar.keepingWoken {
             #expect(registrar.commit([3], revision: 4) == crowd)
             #expect(freed.count == 3 + crowd)
