@@ -1,6 +1,7 @@
 import GRDB
 import LookoutJSON
 import LookoutStore
+import Synchronization
 
 #if canImport(Foundation)
     import Foundation
@@ -15,10 +16,13 @@ import LookoutStore
 public final class SQLitePersistence: Persistence {
     /// `PRAGMA application_id`: marks the file as Lookout's ("LKOT").
     static let applicationID: Int32 = 0x4C4B_4F54
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     public let path: String
     private let pool: DatabasePool
+    /// The last revision recorded, as this connection last knew it; nil when it must be
+    /// read from the rows again (``RecordedRevision``).
+    private let recorded = Mutex<RecordedRevision?>(nil)
     /// `PRAGMA synchronous = FULL`: in WAL mode, the log is synced at every commit.
     static let full = 2
 
@@ -118,65 +122,80 @@ public final class SQLitePersistence: Persistence {
 
     private static func migrate(_ db: Database) throws {
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
-        guard version < schemaVersion else { return }
-        try db.execute(
-            sql: """
-                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-                CREATE TABLE collections (name TEXT PRIMARY KEY, membership_revision INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE documents (
-                    collection TEXT NOT NULL,
-                    id INTEGER NOT NULL,
-                    fields TEXT NOT NULL,
-                    revisions TEXT NOT NULL,
-                    created INTEGER NOT NULL,
-                    field_names_revision INTEGER NOT NULL,
-                    PRIMARY KEY (collection, id)
-                ) WITHOUT ROWID;
-                CREATE TABLE records (
-                    kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (kind, key)
-                ) WITHOUT ROWID;
-                PRAGMA application_id = \(applicationID);
-                PRAGMA user_version = \(schemaVersion);
-                """)
+        if version == 0 {
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE collections (name TEXT PRIMARY KEY, membership_revision INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE documents (
+                        collection TEXT NOT NULL,
+                        id INTEGER NOT NULL,
+                        fields TEXT NOT NULL,
+                        revisions TEXT NOT NULL,
+                        created INTEGER NOT NULL,
+                        field_names_revision INTEGER NOT NULL,
+                        PRIMARY KEY (collection, id)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE records (
+                        kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (kind, key)
+                    ) WITHOUT ROWID;
+                    PRAGMA application_id = \(applicationID);
+                    """)
+        }
+        // Schema 2 has schema 1's tables; only where the last revision is kept changed
+        // (``RecordedRevision``). The number keeps a Lookout that reads the revision from
+        // `meta` alone from opening a file this one wrote.
+        if version < schemaVersion { try db.execute(sql: "PRAGMA user_version = \(schemaVersion)") }
     }
 
     public func load() throws(PersistenceError) -> StoreImage? {
         do {
-            return try pool.read { db throws -> StoreImage? in
-                guard let epoch = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'"),
-                    let revisionText = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'revision'"),
-                    let revision = UInt64(revisionText)
-                else { return nil }
-                var collections: [CollectionImage] = []
-                let rows = try Row.fetchCursor(
-                    db, sql: "SELECT name, membership_revision FROM collections ORDER BY name")
-                while let row = try rows.next() {
-                    collections.append(
-                        CollectionImage(
-                            name: row[0], membershipRevision: UInt64(row[1] as Int64), documents: []))
-                }
-                var index: [String: Int] = [:]
-                for (position, collection) in collections.enumerated() { index[collection.name] = position }
-                let documents = try Row.fetchCursor(
-                    db,
-                    sql: """
-                        SELECT collection, id, fields, revisions, created, field_names_revision
-                        FROM documents ORDER BY collection, id
-                        """)
-                while let row = try documents.next() {
-                    let name: String = row[0]
-                    guard let position = index[name] else {
-                        throw PersistenceError.corrupt("document \(row[1] as Int64) of unknown collection \(name)")
-                    }
-                    collections[position].documents.append(
-                        try Self.document(
-                            id: row[1], fields: row[2], revisions: row[3], created: row[4], fieldNamesRevision: row[5]))
-                }
-                return StoreImage(epoch: epoch, revision: revision, collections: collections)
-            }
+            // Read before the image: a commit by another connection in between changes
+            // it, and the next record looks at the rows again.
+            let version = try pool.writeWithoutTransaction { db in try Self.dataVersion(db) }
+            let image = try pool.read { db in try Self.image(db) }
+            recorded.withLock { $0 = image.map { RecordedRevision(revision: $0.revision, dataVersion: version) } }
+            return image
         } catch {
             throw Self.classify(error)
         }
+    }
+
+    private static func image(_ db: Database) throws -> StoreImage? {
+        guard let epoch = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'"),
+            let revisionText = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'revision'"),
+            let revision = UInt64(revisionText)
+        else { return nil }
+        var collections: [CollectionImage] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT name, membership_revision FROM collections ORDER BY name")
+        while let row = try rows.next() {
+            collections.append(
+                CollectionImage(name: row[0], membershipRevision: UInt64(row[1] as Int64), documents: []))
+        }
+        var index: [String: Int] = [:]
+        for (position, collection) in collections.enumerated() { index[collection.name] = position }
+        let documents = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT collection, id, fields, revisions, created, field_names_revision
+                FROM documents ORDER BY collection, id
+                """)
+        while let row = try documents.next() {
+            let name: String = row[0]
+            guard let position = index[name] else {
+                throw PersistenceError.corrupt("document \(row[1] as Int64) of unknown collection \(name)")
+            }
+            collections[position].documents.append(
+                try Self.document(
+                    id: row[1], fields: row[2], revisions: row[3], created: row[4], fieldNamesRevision: row[5]))
+        }
+        return StoreImage(
+            epoch: epoch, revision: RecordedRevision.latest(meta: revision, collections: collections),
+            collections: collections)
+    }
+
+    private static func dataVersion(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
     }
 
     private static func document(
@@ -219,26 +238,31 @@ public final class SQLitePersistence: Persistence {
 
     /// Records `entries` in one transaction, one fsync: a group commit.
     public func record(_ entries: [JournalEntry]) throws {
-        guard let last = entries.last else { return }
+        guard let first = entries.first, let last = entries.last else { return }
+        // Unknown until the commit returns: a failed one may have reached the file.
+        var known = recorded.withLock { $0.take() }
         do {
             try writeTransaction { db in
-                let stored = try String.fetchOne(
-                    db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'revision'")
-                ).flatMap { UInt64($0) }
-                guard let stored, let first = entries.first, first.revision > stored else {
+                let version = try Self.dataVersion(db)
+                let stored =
+                    if let known, known.dataVersion == version { known.revision } else { try Self.image(db)?.revision }
+                guard let stored, first.revision > stored else {
                     throw PersistenceError.failed(
-                        "revision \(entries[0].revision) does not follow the stored \(stored.map(String.init) ?? "none")"
-                    )
+                        "revision \(first.revision) does not follow the stored \(stored.map(String.init) ?? "none")")
                 }
                 for entry in entries {
                     try Self.write(entry, in: db)
                 }
-                try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = 'revision'").execute(
-                    arguments: [String(last.revision)])
+                if RecordedRevision.carried(by: entries) < last.revision {
+                    try db.cachedStatement(sql: "UPDATE meta SET value = ? WHERE key = 'revision'").execute(
+                        arguments: [String(last.revision)])
+                }
+                known = RecordedRevision(revision: last.revision, dataVersion: version)
             }
         } catch {
             throw Self.classify(error)
         }
+        recorded.withLock { $0 = known }
     }
 
     /// Runs `body` in one immediate transaction, as GRDB's `write` does, but with its

@@ -1,0 +1,123 @@
+import Foundation
+import LookoutStore
+import LookoutTestSupport
+import Testing
+
+@testable import LookoutPersistence
+
+/// Where SQLite keeps the last revision (``RecordedRevision``): in the rows a write
+/// changes, and in `meta` only when those rows do not carry it.
+@Suite("SQLite storage: the last revision")
+struct SQLiteRevisionTests {
+    static func document(_ id: Int, created: UInt64, revisions: [String: UInt64] = [:]) -> DocumentImage {
+        DocumentImage(fields: ["id": .int(id)], revisions: revisions, created: created, fieldNamesRevision: created)
+    }
+
+    /// What the `sqlite3` shell prints for `sql` on the file at `path`.
+    static func query(_ path: String, _ sql: String) throws -> String {
+        let run = try ChildProcess.run("/usr/bin/sqlite3", [path, sql])
+        #expect(run.ending == .exited(0), "\(run.output)")
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    static func metaRevision(_ path: String) throws -> String {
+        try query(path, "SELECT value FROM meta WHERE key = 'revision'")
+    }
+
+    @Test("a reopen finds the last revision, whether its rows carry it or only meta does")
+    func reopen() throws {
+        // Each storage is let go before the `sqlite3` shell reads the file: closing any
+        // descriptor of a file drops the process's locks on it, and opening a second
+        // storage closes one, so the shell could take itself for the last reader and
+        // remove a log the first still writes to.
+        let path = temporaryPath("revision") + "/lookout.sqlite"
+        do {
+            let storage = try SQLitePersistence(path: path)
+            try storage.create(epoch: "e")
+            try storage.record(
+                JournalEntry(
+                    revision: 1, memberships: ["c"],
+                    documents: [.init(collection: "c", id: 1, document: Self.document(1, created: 1))]))
+            try storage.record(
+                JournalEntry(
+                    revision: 2, memberships: [],
+                    documents: [
+                        .init(collection: "c", id: 1, document: Self.document(1, created: 1, revisions: ["id": 2]))
+                    ]))
+        }
+        #expect(try SQLitePersistence(path: path).load()?.revision == 2)
+        #expect(try Self.metaRevision(path) == "0", "writes whose rows carry their revisions leave meta alone")
+        do {
+            // A delete that changes no membership: no row is left to carry revision 3.
+            let storage = try SQLitePersistence(path: path)
+            _ = try storage.load()
+            try storage.record(
+                JournalEntry(revision: 3, memberships: [], documents: [.init(collection: "c", id: 1, document: nil)]))
+        }
+        #expect(try Self.metaRevision(path) == "3")
+        do {
+            let reopened = try SQLitePersistence(path: path)
+            #expect(try reopened.load()?.revision == 3)
+            #expect(throws: PersistenceError.self) {
+                try reopened.record(JournalEntry(revision: 3, memberships: ["c"], documents: []))
+            }
+            try reopened.record(JournalEntry(revision: 4, memberships: ["c"], documents: []))
+        }
+        #expect(try SQLitePersistence(path: path).load()?.revision == 4)
+    }
+
+    @Test("a revision another connection recorded is seen before the next write")
+    func anotherWriter() throws {
+        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let first = try SQLitePersistence(path: path)
+        try first.create(epoch: "e")
+        #expect(try first.load()?.revision == 0)
+        let second = try SQLitePersistence(path: path)
+        #expect(try second.load()?.revision == 0)
+        let entry = JournalEntry(
+            revision: 1, memberships: ["c"],
+            documents: [.init(collection: "c", id: 1, document: Self.document(1, created: 1))])
+        try first.record(entry)
+        #expect(throws: PersistenceError.self, "the second still knew revision 0") { try second.record(entry) }
+        try second.record(JournalEntry(revision: 2, memberships: ["c"], documents: []))
+        #expect(throws: PersistenceError.self) {
+            try first.record(JournalEntry(revision: 2, memberships: ["d"], documents: []))
+        }
+        let loaded = try #require(try SQLitePersistence(path: path).load())
+        #expect(loaded.revision == 2)
+        #expect(loaded.collections.map(\.name) == ["c"])
+    }
+
+    @Test("a file of schema 1, which kept the revision in meta alone, opens at its revision")
+    func schemaOne() throws {
+        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let made = try ChildProcess.run(
+            "/usr/bin/sqlite3",
+            [
+                path,
+                """
+                PRAGMA journal_mode = WAL;
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE collections (name TEXT PRIMARY KEY, membership_revision INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE documents (collection TEXT NOT NULL, id INTEGER NOT NULL, fields TEXT NOT NULL,
+                    revisions TEXT NOT NULL, created INTEGER NOT NULL, field_names_revision INTEGER NOT NULL,
+                    PRIMARY KEY (collection, id)) WITHOUT ROWID;
+                CREATE TABLE records (kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+                    PRIMARY KEY (kind, key)) WITHOUT ROWID;
+                INSERT INTO meta VALUES ('epoch', 'old'), ('revision', '7');
+                INSERT INTO collections VALUES ('c', 2);
+                INSERT INTO documents VALUES ('c', 1, '{"id":1}', '{}', 2, 2);
+                PRAGMA application_id = \(SQLitePersistence.applicationID);
+                PRAGMA user_version = 1;
+                """,
+            ])
+        #expect(made.ending == .exited(0), "\(made.output)")
+        do {
+            let storage = try SQLitePersistence(path: path)
+            #expect(try storage.load()?.revision == 7)
+            try storage.record(JournalEntry(revision: 8, memberships: ["c"], documents: []))
+        }
+        #expect(try Self.query(path, "PRAGMA user_version") == "\(SQLitePersistence.schemaVersion)")
+        #expect(try SQLitePersistence(path: path).load()?.revision == 8)
+    }
+}
