@@ -7,6 +7,9 @@ import Synchronization
 #if canImport(Foundation)
     import Foundation
 #endif
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A write ready for the store: the write, and how its outcome is answered.
 struct PreparedWrite: Sendable {
@@ -35,6 +38,8 @@ struct PreparedWrite: Sendable {
 final class WriteExecutor: Sendable {
     /// Most writes in one commit: a bound on how long the first of them waits.
     static let maxGroup = 256
+    /// The writer thread's name, as `top -H` and `/proc/PID/task/TID/comm` show it.
+    static let threadName = "lookout-writes"
 
     private struct Pending: Sendable {
         let prepared: PreparedWrite
@@ -53,8 +58,10 @@ final class WriteExecutor: Sendable {
         self.store = store
         self.isInline = inline
         if !inline {
-            let thread = Thread { [self] in run() }
-            thread.name = "lookout.writes"
+            let thread = Thread { [self] in
+                Self.nameThisThread()
+                run()
+            }
             thread.start()
         }
     }
@@ -108,6 +115,17 @@ final class WriteExecutor: Sendable {
                 awaited.add(-group.count)
             }
         }
+    }
+
+    /// Names the calling thread ``threadName``. Foundation's `Thread.name` does not reach
+    /// the kernel on Linux, so `top -H` and perf showed libdispatch's name for the writer;
+    /// `pthread_setname_np` is not imported into Swift, and `/proc/thread-self/comm` is
+    /// what it writes.
+    private static func nameThisThread() {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = threadName.utf8CString.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count - 1) }
+        close(descriptor)
     }
 
     /// Stamps the stages a write went through before it ran (one write's, per group).

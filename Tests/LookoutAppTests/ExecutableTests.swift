@@ -82,6 +82,23 @@ struct ExecutableTests {
         }
     }
 
+    @Test("its threads are named for top -H and perf: the event loops and, on SQLite, the writer")
+    func threadNames() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-exec-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lookout = try RunningLookout(arguments: ["--port", "0", "--bind", "127.0.0.1", "--data-dir", directory])
+        _ = try await lookout.port()
+        let tasks = "/proc/\(lookout.process.pid)/task"
+        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap {
+            try? String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(names.contains("lookout-http"), "\(names)")
+        #expect(names.contains("lookout-writes"), "\(names)")
+        lookout.send(SIGTERM)
+        #expect(try await lookout.waitForExit() == 0)
+    }
+
     @Test("at debug level every request is logged with its request id")
     func requestLog() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-log-\(UUID())").path
