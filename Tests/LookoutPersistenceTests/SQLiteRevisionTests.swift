@@ -66,25 +66,34 @@ struct SQLiteRevisionTests {
         #expect(try SQLitePersistence(path: path).load()?.revision == 4)
     }
 
-    @Test("a revision another connection recorded is seen before the next write")
+    @Test("a revision another connection recorded is seen before the next write, wherever its rows carry it")
     func anotherWriter() throws {
         let path = temporaryPath("revision") + "/lookout.sqlite"
         let first = try SQLitePersistence(path: path)
         try first.create(epoch: "e")
         #expect(try first.load()?.revision == 0)
+        try first.record(
+            JournalEntry(
+                revision: 1, memberships: ["c"],
+                documents: [.init(collection: "c", id: 1, document: Self.document(1, created: 1))]))
         let second = try SQLitePersistence(path: path)
-        #expect(try second.load()?.revision == 0)
-        let entry = JournalEntry(
-            revision: 1, memberships: ["c"],
-            documents: [.init(collection: "c", id: 1, document: Self.document(1, created: 1))])
-        try first.record(entry)
-        #expect(throws: PersistenceError.self, "the second still knew revision 0") { try second.record(entry) }
-        try second.record(JournalEntry(revision: 2, memberships: ["c"], documents: []))
+        #expect(try second.load()?.revision == 1)
+        // Revision 2 is carried by one field's revision alone.
+        try first.record(
+            JournalEntry(
+                revision: 2, memberships: [],
+                documents: [
+                    .init(collection: "c", id: 1, document: Self.document(1, created: 1, revisions: ["id": 2]))
+                ]))
+        #expect(throws: PersistenceError.self, "the second still knew revision 1") {
+            try second.record(JournalEntry(revision: 2, memberships: ["d"], documents: []))
+        }
+        try second.record(JournalEntry(revision: 3, memberships: ["c"], documents: []))
         #expect(throws: PersistenceError.self) {
-            try first.record(JournalEntry(revision: 2, memberships: ["d"], documents: []))
+            try first.record(JournalEntry(revision: 3, memberships: ["d"], documents: []))
         }
         let loaded = try #require(try SQLitePersistence(path: path).load())
-        #expect(loaded.revision == 2)
+        #expect(loaded.revision == 3)
         #expect(loaded.collections.map(\.name) == ["c"])
     }
 
