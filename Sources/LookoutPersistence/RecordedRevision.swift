@@ -6,7 +6,8 @@ import LookoutStore
 /// membership row takes its entry's revision, and a document row holds the revisions
 /// that created it, last changed its field names and last changed each field, so a
 /// write that changes a document carries its revision there. Only a transaction whose
-/// rows carry less (a delete, say) writes `meta`'s revision row as well. No row holds a
+/// rows carry less writes `meta`'s revision row as well: one that deletes a document
+/// without changing a membership, which the store does not make today. No row holds a
 /// revision above the last, so the last is the largest of `meta`'s and every row's.
 ///
 /// Writing `meta` at every commit put a second page into the log for each write: a
