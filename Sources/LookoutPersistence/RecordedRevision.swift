@@ -13,7 +13,7 @@ import LookoutStore
 /// Writing `meta` at every commit put a second page into the log for each write: a
 /// Lookout-shaped commit took 153–166 µs p50 with it and 133–140 µs without it, in
 /// Python on this disk (Benchmarks/README.md, stop 47).
-struct RecordedRevision: Sendable, Equatable {
+struct RecordedRevision: Sendable {
     let revision: UInt64
     /// The writing connection's `PRAGMA data_version` when `revision` was recorded or
     /// loaded. It changes only when another connection commits to the file, so while

@@ -99,28 +99,18 @@ struct SQLiteRevisionTests {
 
     @Test("a file of schema 1, which kept the revision in meta alone, opens at its revision")
     func schemaOne() throws {
+        // Schema 1 had these tables; its `meta` kept the last revision above every row's.
         let path = temporaryPath("revision") + "/lookout.sqlite"
-        let made = try ChildProcess.run(
-            "/usr/bin/sqlite3",
-            [
-                path,
-                """
-                PRAGMA journal_mode = WAL;
-                CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-                CREATE TABLE collections (name TEXT PRIMARY KEY, membership_revision INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE documents (collection TEXT NOT NULL, id INTEGER NOT NULL, fields TEXT NOT NULL,
-                    revisions TEXT NOT NULL, created INTEGER NOT NULL, field_names_revision INTEGER NOT NULL,
-                    PRIMARY KEY (collection, id)) WITHOUT ROWID;
-                CREATE TABLE records (kind TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-                    PRIMARY KEY (kind, key)) WITHOUT ROWID;
-                INSERT INTO meta VALUES ('epoch', 'old'), ('revision', '7');
-                INSERT INTO collections VALUES ('c', 2);
-                INSERT INTO documents VALUES ('c', 1, '{"id":1}', '{}', 2, 2);
-                PRAGMA application_id = \(SQLitePersistence.applicationID);
-                PRAGMA user_version = 1;
-                """,
-            ])
-        #expect(made.ending == .exited(0), "\(made.output)")
+        do {
+            let storage = try SQLitePersistence(path: path)
+            try storage.create(epoch: "old")
+            try storage.record(
+                JournalEntry(
+                    revision: 2, memberships: ["c"],
+                    documents: [.init(collection: "c", id: 1, document: Self.document(1, created: 2))]))
+        }
+        _ = try Self.query(path, "UPDATE meta SET value = '7' WHERE key = 'revision'; PRAGMA user_version = 1;")
+        #expect(try Self.query(path, "PRAGMA user_version") == "1")
         do {
             let storage = try SQLitePersistence(path: path)
             #expect(try storage.load()?.revision == 7)
