@@ -18,6 +18,8 @@ public final class Application: Sendable {
     private let deadlines: DeadlineTimer
     /// Stops what follows a shared database, after the server.
     private let stopFollowing: @Sendable () -> Void
+    /// The SQLite database's lock, let go once the server has stopped.
+    private let databaseLock: ServingLock?
     public let logger: Logger
     /// What `GET /metrics` serves; this application's own registry.
     public let metrics: ServiceMetrics
@@ -27,10 +29,12 @@ public final class Application: Sendable {
         deadlines: DeadlineTimer,
         logger: Logger,
         metrics: ServiceMetrics,
+        databaseLock: ServingLock?,
         stopFollowing: @escaping @Sendable () -> Void = {}
     ) {
         self.server = server
         self.deadlines = deadlines
+        self.databaseLock = databaseLock
         self.stopFollowing = stopFollowing
         self.logger = logger
         self.metrics = metrics
@@ -63,6 +67,7 @@ public final class Application: Sendable {
         defer {
             deadlines.stop()
             stopFollowing()
+            databaseLock?.release()
             WakeTrace.write()
         }
         return server.shutdown(timeout: timeout)
@@ -80,6 +85,7 @@ public func buildApplication(
     now: @escaping @Sendable () -> Date = Date.init
 ) async throws -> Application {
     let data = try DataFile.load(path: configuration.dataFile)
+    let databaseLock = try ServiceState.lockDatabase(configuration)
     // Opening storage blocks (a disk, a database server): off the task threads.
     let state = try await BlockingQueue(label: "lookout.start").run {
         try ServiceState.open(configuration, data: data)
@@ -157,12 +163,15 @@ public func buildApplication(
         }
         // Started after loading and stopped after the server: a feed cannot miss a commit
         // in between, since it reads every change after the store's revision.
-        return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics) {
+        return Application(
+            server: server, deadlines: deadlines, logger: logger, metrics: metrics, databaseLock: databaseLock
+        ) {
             revocations.stop()
             feed.stop()
         }
     }
-    return Application(server: server, deadlines: deadlines, logger: logger, metrics: metrics)
+    return Application(
+        server: server, deadlines: deadlines, logger: logger, metrics: metrics, databaseLock: databaseLock)
 }
 
 /// The key given in configuration, else the data directory's key ring, made on first start.

@@ -30,7 +30,9 @@ public enum DataCommands {
     }
 
     /// Imports the data file at `path` as a new history (a new epoch): into an empty data
-    /// directory, or, with `replace`, in place of what it holds. The server must be stopped.
+    /// directory, or, with `replace`, in place of what it holds. The server must be
+    /// stopped: an import is refused while one serves the database (``ServingLock``),
+    /// and a server is refused while an import runs.
     /// - Returns: how many collections, documents and users were imported.
     public static func importFile(_ path: String, into configuration: AppConfiguration, replace: Bool) throws -> (
         collections: Int, documents: Int, users: Int
@@ -40,6 +42,8 @@ public enum DataCommands {
                 "import works on SQLite only; on PostgreSQL, start a server with --data-file on an empty database")
         }
         let data = try DataFile.load(path: path)
+        let lock = try ServiceState.lockDatabase(configuration)
+        defer { lock?.release() }
         if try holdsState(configuration) {
             guard replace else {
                 throw StartupError("\(configuration.databasePath) already holds state; pass --replace to replace it")

@@ -70,6 +70,20 @@ struct ServiceState {
         }
     }
 
+    /// Takes the SQLite database's ``ServingLock`` (nil for the other databases: memory
+    /// is the process's own, and several instances may share a PostgreSQL database).
+    /// Taken before the database is opened, so that a second server, or an import, is
+    /// refused before it reads or removes anything.
+    static func lockDatabase(_ configuration: AppConfiguration) throws(StartupError) -> ServingLock? {
+        guard configuration.database == .sqlite else { return nil }
+        try createDataDirectory(configuration)
+        do {
+            return try ServingLock(database: configuration.databasePath)
+        } catch {
+            throw StartupError("\(describe(configuration)): \(error)")
+        }
+    }
+
     /// Creates the data directory (mode 0700) if it is missing. It holds the database,
     /// the signing key and the readiness probe, so it exists whichever database is used.
     static func createDataDirectory(_ configuration: AppConfiguration) throws(StartupError) {

@@ -47,6 +47,33 @@ struct DataCommandTests {
         #expect(try DataCommands.export(configuration(directory)) == exported)
     }
 
+    @Test("import --replace is refused while a server serves the database, which keeps its state")
+    func importBesideServer() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let app = try await LiveApp.start(dataDirectory: directory)
+        let editor = try await app.editorHeaders()
+        _ = try await app.request("PATCH", "/v1/galleries/2", headers: editor, body: #"{"title":"kept"}"#)
+        let file = directory + "-export.json"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(try DataCommands.export(configuration(directory))).write(to: URL(fileURLWithPath: file))
+        #expect {
+            try DataCommands.importFile(file, into: configuration(directory), replace: true)
+        } throws: { error in
+            "\(error)".contains("is in use")
+        }
+        let after = try await app.request("PATCH", "/v1/galleries/2", headers: editor, body: #"{"title":"still"}"#)
+        #expect(after.status == 200)
+        app.shutdown()
+        let exported = try JSONParser.parse(try DataCommands.export(configuration(directory)))
+        let galleries = try #require(exported["collections"]?.arrayValue?.first { $0["name"] == "galleries" })
+        #expect(galleries["documents"]?.arrayValue?.first { $0["id"] == 2 }?["title"] == "still")
+        _ = try DataCommands.importFile(file, into: configuration(directory), replace: true)
+        let imported = try JSONParser.parse(try DataCommands.export(configuration(directory)))
+        let replaced = try #require(imported["collections"]?.arrayValue?.first { $0["name"] == "galleries" })
+        #expect(replaced["documents"]?.arrayValue?.first { $0["id"] == 2 }?["title"] == "kept")
+    }
+
     @Test("an online backup taken while writes go on opens as a complete database")
     func onlineBackup() async throws {
         let directory = temporaryDirectory()

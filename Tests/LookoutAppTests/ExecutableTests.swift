@@ -142,6 +142,27 @@ struct ExecutableTests {
         #expect(try await lookout.waitForExit() == 0)
     }
 
+    @Test("a second server on the same SQLite database is refused at start; once the first stops, one may start")
+    func secondServerRefused() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-two-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let arguments = ["--port", "0", "--bind", "127.0.0.1", "--data-dir", directory]
+        let first = try RunningLookout(arguments: arguments)
+        let port = try await first.port()
+        let second = try RunningLookout(arguments: arguments)
+        #expect(try await second.waitForExit() != 0)
+        #expect(second.text.contains("is in use"), "\(second.text)")
+        #expect(!second.text.contains("port="))
+        let response = try await offPool { try TestHTTP.request(port: port, "GET", "/v1/galleries") }
+        #expect(response.status == 200)
+        first.send(SIGTERM)
+        #expect(try await first.waitForExit() == 0)
+        let third = try RunningLookout(arguments: arguments)
+        _ = try await third.port()
+        third.send(SIGTERM)
+        #expect(try await third.waitForExit() == 0)
+    }
+
     @Test("a bad setting stops start-up with a message and a failure status")
     func badConfiguration() async throws {
         let busy = try RunningLookout(arguments: [

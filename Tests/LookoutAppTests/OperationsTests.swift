@@ -29,7 +29,11 @@ struct OperationsTests {
             #expect(
                 response.text == #"{"status":"ready","checks":{"store":"ok","storage":"ok","database":"ok"}}"#)
             let left = try FileManager.default.contentsOfDirectory(atPath: app.dataDirectory)
-            #expect(Set(left) == ["signing-keys.json", "lookout.sqlite", "lookout.sqlite-wal", "lookout.sqlite-shm"])
+            #expect(
+                Set(left) == [
+                    "signing-keys.json", "lookout.sqlite", "lookout.sqlite-wal", "lookout.sqlite-shm",
+                    "lookout.sqlite.lock",
+                ])
         }
     }
 
