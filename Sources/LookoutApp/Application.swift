@@ -18,7 +18,7 @@ public final class Application: Sendable {
     private let deadlines: DeadlineTimer
     /// Stops what follows a shared database, after the server.
     private let stopFollowing: @Sendable () -> Void
-    /// The SQLite database's lock, let go once the server has stopped.
+    /// The SQLite database's lock, let go once the server has stopped (``shutdown(timeout:)``).
     private let databaseLock: ServingLock?
     public let logger: Logger
     /// What `GET /metrics` serves; this application's own registry.
@@ -59,18 +59,21 @@ public final class Application: Sendable {
         try server.start()
     }
 
-    /// Answers every held request, then stops.
+    /// Answers every held request, then stops. The SQLite database's lock is let go once
+    /// every held request is answered: a write waiting for its commit is one of them, so
+    /// none is left to commit.
     /// - Returns: false if some answers were still being sent after the timeout; the
-    ///   process should exit then, which closes their connections.
+    ///   process should exit then, which closes their connections and lets the lock go.
     @discardableResult
     public func shutdown(timeout: Duration = .seconds(10)) -> Bool {
         defer {
             deadlines.stop()
             stopFollowing()
-            databaseLock?.release()
             WakeTrace.write()
         }
-        return server.shutdown(timeout: timeout)
+        let answered = server.shutdown(timeout: timeout)
+        if answered { databaseLock?.release() }
+        return answered
     }
 }
 
