@@ -58,11 +58,15 @@ final class WriteExecutor: Sendable {
         self.store = store
         self.isInline = inline
         if !inline {
+            // Named before this returns, so that the thread shows its name from the start.
+            let named = DispatchSemaphore(value: 0)
             let thread = Thread { [self] in
                 Self.nameThisThread()
+                named.signal()
                 run()
             }
             thread.start()
+            named.wait()
         }
     }
 
