@@ -91,7 +91,7 @@ public func buildApplication(
     let databaseLock = try ServiceState.lockDatabase(configuration)
     // Opening storage blocks (a disk, a database server): off the task threads.
     let state = try await BlockingQueue(label: "lookout.start").run {
-        try ServiceState.open(configuration, data: data)
+        try ServiceState.open(configuration, data: data, lock: databaseLock)
     }
     let store = state.store
     // Several instances on one PostgreSQL database: apply the others' commits here.

@@ -52,7 +52,7 @@ public enum DataCommands {
                 try? FileManager.default.removeItem(atPath: configuration.databasePath + suffix)
             }
         }
-        let state = try ServiceState.open(configuration, data: data)
+        let state = try ServiceState.open(configuration, data: data, lock: lock)
         let image = state.store.image()
         return (image.collections.count, image.collections.reduce(0) { $0 + $1.documents.count }, state.users.count)
     }

@@ -20,8 +20,12 @@ struct ServiceState {
     let store: Store
     let users: [User]
 
-    static func open(_ configuration: AppConfiguration, data: DataFile) throws(StartupError) -> ServiceState {
-        let persistence = try openPersistence(configuration)
+    /// - Parameter lock: the SQLite database's lock, which the caller holds
+    ///   (``lockDatabase(_:)``).
+    static func open(
+        _ configuration: AppConfiguration, data: DataFile, lock: ServingLock?
+    ) throws(StartupError) -> ServiceState {
+        let persistence = try openPersistence(configuration, lock: lock)
         do {
             let image: StoreImage
             if let stored = try persistence.load() {
@@ -47,14 +51,19 @@ struct ServiceState {
         }
     }
 
-    static func openPersistence(_ configuration: AppConfiguration) throws(StartupError) -> any Persistence {
+    /// - Parameter lock: the SQLite database's lock, when the caller holds it: the
+    ///   storage then trusts that it alone records revisions (``SQLitePersistence``).
+    static func openPersistence(
+        _ configuration: AppConfiguration, lock: ServingLock? = nil
+    ) throws(StartupError) -> any Persistence {
         switch configuration.database {
         case .memory:
             return MemoryPersistence()
         case .sqlite:
             try createDataDirectory(configuration)
             do {
-                return try SQLitePersistence(path: configuration.databasePath, maxBytes: configuration.maxDatabaseBytes)
+                return try SQLitePersistence(
+                    path: configuration.databasePath, maxBytes: configuration.maxDatabaseBytes, lock: lock)
             } catch {
                 throw StartupError("\(describe(configuration)): \(error)")
             }

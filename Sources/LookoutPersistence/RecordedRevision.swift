@@ -17,8 +17,10 @@ struct RecordedRevision: Sendable {
     let revision: UInt64
     /// The writing connection's `PRAGMA data_version` when `revision` was recorded or
     /// loaded. It changes only when another connection commits to the file, so while
-    /// it stays the same nobody else has recorded a revision since.
-    let dataVersion: Int64
+    /// it stays the same nobody else has recorded a revision since. Nil when the
+    /// connection held the file's ``ServingLock``, which leaves it the only writer of
+    /// revisions.
+    let dataVersion: Int64?
 
     /// The highest revision the rows written for `entries` carry.
     static func carried(by entries: [JournalEntry]) -> UInt64 {

@@ -23,15 +23,30 @@ public final class SQLitePersistence: Persistence {
     /// The last revision recorded, as this connection last knew it; nil when it must be
     /// read from the rows again (``RecordedRevision``).
     private let recorded = Mutex<RecordedRevision?>(nil)
+    /// The lock that makes this connection the file's only writer of revisions, if it
+    /// holds one (``init(path:maxBytes:lock:)``).
+    private let lock: ServingLock?
+    /// How many times a commit read the stored revision in SQL, not from ``recorded``.
+    let revisionReads = Atomic<Int>(0)
     /// `PRAGMA synchronous = FULL`: in WAL mode, the log is synced at every commit.
     static let full = 2
 
     /// Opens (or creates) the database at `path`.
-    /// - Parameter maxBytes: a size limit; writes past it fail as ``PersistenceError/full(_:)``.
+    /// - Parameters:
+    ///   - maxBytes: a size limit; writes past it fail as ``PersistenceError/full(_:)``.
+    ///   - lock: the file's ``ServingLock``, when the caller holds it (a server, an
+    ///     import). No other connection records revisions then: of the commands that
+    ///     work beside a server, only `lookout user` writes, and it writes users, which
+    ///     moves `PRAGMA data_version` but records no revision. So while the lock is held
+    ///     a commit trusts the revision this connection recorded last and does not read
+    ///     `data_version`, and a `lookout user` command no longer makes the server's next
+    ///     commit read the stored revision in SQL: that took ~50 ms with 100,000
+    ///     one-field documents (Benchmarks/README.md, stop 49), and writes waited behind it.
     /// - Throws: ``PersistenceError/corrupt(_:)`` for a file that is not a Lookout
     ///   database or is damaged, ``PersistenceError/unavailable(_:)`` when it cannot be opened.
-    public init(path: String, maxBytes: Int? = nil) throws(PersistenceError) {
+    public init(path: String, maxBytes: Int? = nil, lock: ServingLock? = nil) throws(PersistenceError) {
         self.path = path
+        self.lock = lock
         if FileManager.default.fileExists(atPath: path) {
             try Self.checkExisting(path)
         } else {
@@ -152,7 +167,7 @@ public final class SQLitePersistence: Persistence {
         do {
             // Read before the image: a commit by another connection in between changes
             // it, and the next record looks at the rows again.
-            let version = try pool.writeWithoutTransaction { db in try Self.dataVersion(db) }
+            let version = try pool.writeWithoutTransaction { db in try dataVersion(db) }
             let image = try pool.read { db in try Self.image(db) }
             recorded.withLock { $0 = image.map { RecordedRevision(revision: $0.revision, dataVersion: version) } }
             return image
@@ -212,8 +227,11 @@ public final class SQLitePersistence: Persistence {
         ).map { UInt64($0) }
     }
 
-    private static func dataVersion(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+    /// `PRAGMA data_version`, which changes when another connection commits to the file;
+    /// nil while this connection holds its ``ServingLock``, when no other records revisions.
+    private func dataVersion(_ db: Database) throws -> Int64? {
+        if lock?.isHeld == true { return nil }
+        return try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
     }
 
     private static func document(
@@ -261,9 +279,14 @@ public final class SQLitePersistence: Persistence {
         var known = recorded.withLock { $0.take() }
         do {
             try writeTransaction { db in
-                let version = try Self.dataVersion(db)
-                let stored =
-                    if let known, known.dataVersion == version { known.revision } else { try Self.storedRevision(db) }
+                let version = try dataVersion(db)
+                let stored: UInt64?
+                if let known, known.dataVersion == version {
+                    stored = known.revision
+                } else {
+                    revisionReads.add(1, ordering: .relaxed)
+                    stored = try Self.storedRevision(db)
+                }
                 guard let stored, first.revision > stored else {
                     throw PersistenceError.failed(
                         "revision \(first.revision) does not follow the stored \(stored.map(String.init) ?? "none")")

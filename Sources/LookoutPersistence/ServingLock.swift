@@ -44,6 +44,9 @@ public final class ServingLock: Sendable {
         descriptor = Mutex(opened)
     }
 
+    /// Whether this still holds the lock: until ``release()``.
+    public var isHeld: Bool { descriptor.withLock { $0 >= 0 } }
+
     /// Lets the lock go; another server may then take it. Safe to call more than once.
     public func release() {
         descriptor.withLock { descriptor in

@@ -97,6 +97,45 @@ struct SQLiteRevisionTests {
         #expect(loaded.collections.map(\.name) == ["c"])
     }
 
+    @Test(
+        "while it holds the serving lock, a user written beside it does not make its next write read the revision in SQL"
+    )
+    func heldLock() throws {
+        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let lock = try ServingLock(database: path)
+        let locked = try SQLitePersistence(path: path, lock: lock)
+        try locked.create(epoch: "e")
+        #expect(try locked.load()?.revision == 0)
+        let unlocked = try SQLitePersistence(path: path)
+        #expect(try unlocked.load()?.revision == 0)
+        var revision: UInt64 = 0
+        // Each records a revision after the other connection has written a user, as
+        // `lookout user add` does beside a running server.
+        func write(_ storage: SQLitePersistence, besides other: SQLitePersistence) throws {
+            try other.putRecord(.string("hash"), kind: "users", key: "u\(revision)@example.com")
+            revision += 1
+            try storage.record(JournalEntry(revision: revision, memberships: ["c\(revision)"], documents: []))
+        }
+        try write(locked, besides: unlocked)
+        try write(locked, besides: unlocked)
+        #expect(locked.revisionReads.load(ordering: .relaxed) == 0)
+        try write(unlocked, besides: locked)
+        #expect(unlocked.revisionReads.load(ordering: .relaxed) == 1, "without the lock, data_version moved")
+        // The locked connection trusts what it recorded last, so a revision another
+        // connection recorded meanwhile is not seen (the lock is what keeps others out);
+        // one that does not follow its own is still refused.
+        #expect(throws: PersistenceError.self) {
+            try locked.record(JournalEntry(revision: 2, memberships: ["d"], documents: []))
+        }
+        lock.release()
+        #expect(throws: PersistenceError.self, "let go of the lock, it reads the revision in SQL again") {
+            try locked.record(JournalEntry(revision: 3, memberships: ["d"], documents: []))
+        }
+        #expect(locked.revisionReads.load(ordering: .relaxed) == 1)
+        try locked.record(JournalEntry(revision: 4, memberships: ["d"], documents: []))
+        #expect(try SQLitePersistence(path: path).load()?.revision == 4)
+    }
+
     @Test("a file of schema 1, which kept the revision in meta alone, opens at its revision")
     func schemaOne() throws {
         // Schema 1 had these tables; its `meta` kept the last revision above every row's.
