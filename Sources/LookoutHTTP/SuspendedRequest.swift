@@ -62,9 +62,15 @@ public final class SuspendedRequest: Sendable {
     ///
     /// A wake that finds many polls spread over the loops has each loop render and answer
     /// its own, in parallel, instead of one thread answering them all before any is sent.
-    /// Within a batch (``resumingTogether(_:)``) work for another loop is posted in chunks.
-    /// Once the server has stopped, `work` runs at once.
+    /// Within a batch (``resumingTogether(answeringInPlace:_:)``) work for another loop is
+    /// posted in chunks, but for the batch's first few requests (`answeringInPlace`) it
+    /// runs here, and what it answers is resumed as soon as it returns. Once the server
+    /// has stopped, `work` runs at once.
     public func onItsLoop(_ work: @escaping @Sendable () -> Void) {
+        if let batch = ResumeBatch.current, !loop.isCurrent, batch.takeInPlace() {
+            Self.resumingTogether(work)
+            return
+        }
         loop.runHere(work)
     }
 
@@ -144,8 +150,13 @@ public final class SuspendedRequest: Sendable {
     /// libmicrohttpd 0.9.75 walks every suspended connection on each pass that resumes
     /// any; resuming thousands one by one, interleaved with those passes, costs a walk
     /// each. Use it around a write that may wake many long-polls.
-    public static func resumingTogether<Result>(_ body: () throws -> Result) rethrows -> Result {
-        let batch = ResumeBatch()
+    /// - Parameter inPlace: how many requests' ``onItsLoop(_:)`` work runs on this thread
+    ///   rather than being posted to their loops (for a thread that is no event loop).
+    ///   Their answers go at once, ahead of the batch's.
+    public static func resumingTogether<Result>(
+        answeringInPlace inPlace: Int = 0, _ body: () throws -> Result
+    ) rethrows -> Result {
+        let batch = ResumeBatch(inPlace: inPlace)
         defer { batch.resumeAll() }
         return try batch.makingCurrent(body)
     }
@@ -179,6 +190,20 @@ final class ResumeBatch: Sendable {
     static let postChunk = 64
 
     private let handles = Mutex<[SuspendedRequest.Handle]>([])
+    /// How many more requests' work runs on the batch's thread, not on their loops.
+    private let inPlace: Atomic<Int>
+
+    init(inPlace: Int = 0) {
+        self.inPlace = Atomic(inPlace)
+    }
+
+    /// Whether one more request's work runs on the batch's thread; counts it if so.
+    func takeInPlace() -> Bool {
+        guard inPlace.load(ordering: .relaxed) > 0 else { return false }
+        inPlace.wrappingSubtract(1, ordering: .relaxed)
+        return true
+    }
+
     /// Responses shared in this batch, by what names their bytes.
     private struct SharedResponses {
         /// Every one, once there are two.

@@ -272,6 +272,43 @@ struct HTTPServerTests {
         }
     }
 
+    @Test(
+        "a batch answering one in place runs the first request's work on its own thread and sends that answer at once")
+    func answeredInPlace() throws {
+        try withServer { server, responder in
+            let connections = try (0..<3).map { _ in
+                try TestHTTPConnection(host: "127.0.0.1", port: server.port, timeout: .seconds(30))
+            }
+            // One at a time, so that the n-th held is the n-th connection's.
+            for (index, connection) in connections.enumerated() {
+                try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = try responder.held.wait(for: index + 1)
+            }
+            let held = try responder.held.wait(for: connections.count)
+            let caller = pthread_self()
+            let ranOnCaller = Mutex<[Int]>([])
+            let ran = Atomic<Int>(0)
+            let first = try SuspendedRequest.resumingTogether(answeringInPlace: 1) {
+                for (index, request) in held.enumerated() {
+                    request.onItsLoop {
+                        if pthread_equal(pthread_self(), caller) != 0 { ranOnCaller.withLock { $0.append(index) } }
+                        ran.add(1, ordering: .relaxed)
+                        request.respond(HTTPResponse(status: 200, body: Array("\(index)".utf8)))
+                    }
+                }
+                // Before the batch ends: the others' work is posted only then.
+                return try connections[0].readResponse()
+            }
+            #expect(first.text == "0")
+            #expect(ranOnCaller.withLock { $0 } == [0], "only the first ran on the batch's thread")
+            for (index, connection) in connections.enumerated().dropFirst() {
+                #expect(try connection.readResponse().text == "\(index)")
+            }
+            #expect(ran.load(ordering: .relaxed) == held.count)
+            #expect(server.suspendedCount == 0)
+        }
+    }
+
     @Test("after shutdown, work posted to a request runs at once on the caller's thread")
     func postAfterShutdown() throws {
         let responder = TestResponder()
