@@ -7,7 +7,8 @@ import Foundation
 /// descriptor, and crashes the test process when that record ends at an unmapped page
 /// (fixed upstream by swiftlang/swift-corelibs-foundation#5472). A CI run died of it.
 public final class ChildProcess: @unchecked Sendable {
-    // @unchecked Sendable: `ended` and `collected` are guarded by `lock`; the rest never change.
+    // @unchecked Sendable: `ended` and `collected` are guarded by `lock`, `outputEnded` by
+    // `outputChanged`; the rest never change.
 
     /// Where one of the child's output streams goes.
     public enum Output: Sendable {
@@ -43,6 +44,10 @@ public final class ChildProcess: @unchecked Sendable {
     private var collected = Data()
     private let readerDone = DispatchSemaphore(value: 0)
     private let collects: Bool
+    /// Broadcast whenever the collected output grows, and when it ends.
+    private let outputChanged = NSCondition()
+    /// Whether the collected output has ended; guarded by `outputChanged`.
+    private var outputEnded = false
 
     /// Starts `executable` with `arguments`. Standard output and standard error go where
     /// they are told; when both are `.collect`, they are collected together, in order.
@@ -112,6 +117,20 @@ public final class ChildProcess: @unchecked Sendable {
         lock.withLock { String(decoding: collected, as: UTF8.self) }
     }
 
+    /// Waits until the collected output contains `text`, at most `timeout`: woken as soon
+    /// as the child writes it, for a test that must act at that moment.
+    /// - Returns: whether it does; false when the output ended or the time ran out first.
+    public func waitForOutput(containing text: String, timeout: Duration) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds))
+        outputChanged.lock()
+        defer { outputChanged.unlock() }
+        while !output.contains(text) {
+            if outputEnded { return false }
+            if !outputChanged.wait(until: deadline) { return output.contains(text) }  // timed out
+        }
+        return true
+    }
+
     /// Whether the child has not ended yet.
     public var isRunning: Bool {
         if lock.withLock({ ended }) != nil { return false }
@@ -165,7 +184,14 @@ public final class ChildProcess: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             lock.withLock { collected.append(contentsOf: buffer[0..<count]) }
+            outputChanged.lock()
+            outputChanged.broadcast()
+            outputChanged.unlock()
         }
+        outputChanged.lock()
+        outputEnded = true
+        outputChanged.broadcast()
+        outputChanged.unlock()
         close(descriptor)
         readerDone.signal()
     }

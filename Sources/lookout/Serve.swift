@@ -4,6 +4,7 @@ import Logging
 import LookoutApp
 import LookoutAuth
 import LookoutHTTP
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -159,6 +160,8 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "lookout")
+        // Caught from here on: a signal sent while the server starts stops it once started.
+        let shutdown = ShutdownSignal(catching: [SIGTERM, SIGINT])
         let application: Application
         do {
             application = try await buildApplication(configuration: configuration, logger: logger)
@@ -170,7 +173,7 @@ struct Serve: AsyncParsableCommand {
         logger.info(
             "listening",
             metadata: ["port": "\(application.port)", "addresses": "\(http.bindAddresses.joined(separator: ","))"])
-        let signal = await ShutdownSignal.wait(for: [SIGTERM, SIGINT])
+        let signal = await shutdown.next()
         logger.info("shutting down", metadata: ["signal": "\(signal)"])
         if application.shutdown() {
             logger.info("stopped")
@@ -209,39 +212,53 @@ struct Environment {
     }
 }
 
-/// Waits for a termination signal without a thread blocked on it.
-enum ShutdownSignal {
-    static func wait(for signals: [Int32]) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let queue = DispatchQueue(label: "lookout.signals")
-            // Ignore the default action (termination) so the dispatch sources see the signals.
-            let sources = signals.map { number -> any DispatchSourceSignal in
-                signal(number, SIG_IGN)
-                return DispatchSource.makeSignalSource(signal: number, queue: queue)
-            }
-            let resumed = ResumeOnce(continuation)
-            for (source, number) in zip(sources, signals) {
-                source.setEventHandler {
-                    resumed.resume(number)
-                    sources.forEach { $0.cancel() }
-                }
-                source.resume()
-            }
+/// Catches termination signals from when it is made, and hands the first to ``next()``,
+/// without a thread blocked on it.
+///
+/// Made before the server starts: the handlers used to be set up only after "listening"
+/// was logged, so a SIGTERM sent on seeing that line could still meet the default action
+/// and end the process at once, its held requests unanswered (a test that stops a server
+/// as soon as it listens failed so, once, on a loaded machine).
+final class ShutdownSignal: @unchecked Sendable {
+    // @unchecked Sendable: `sources` is written only in init; `state` is a Mutex.
+    private struct State {
+        var caught: Int32?
+        var waiter: CheckedContinuation<Int32, Never>?
+    }
+
+    private let state = Mutex(State())
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(catching signals: [Int32]) {
+        let queue = DispatchQueue(label: "lookout.signals")
+        sources = signals.map { number in
+            // Ignore the default action (termination) so the dispatch source sees the signal.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [weak self] in self?.caught(number) }
+            source.resume()
+            return source
         }
     }
-}
 
-/// Resumes a continuation at most once; only touched on the signal queue.
-private final class ResumeOnce: @unchecked Sendable {
-    // @unchecked Sendable: used only from the serial signal queue.
-    private var continuation: CheckedContinuation<Int32, Never>?
-
-    init(_ continuation: CheckedContinuation<Int32, Never>) {
-        self.continuation = continuation
+    /// The first signal caught: at once if one was, else when one is.
+    func next() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let caught = state.withLock { state in
+                if state.caught == nil { state.waiter = continuation }
+                return state.caught
+            }
+            if let caught { continuation.resume(returning: caught) }
+        }
     }
 
-    func resume(_ value: Int32) {
-        continuation?.resume(returning: value)
-        continuation = nil
+    private func caught(_ number: Int32) {
+        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+            guard state.caught == nil else { return nil }
+            state.caught = number
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: number)
     }
 }
