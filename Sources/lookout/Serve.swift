@@ -215,10 +215,11 @@ struct Environment {
 /// Catches termination signals from when it is made, and hands the first to ``next()``,
 /// without a thread blocked on it.
 ///
-/// Made before the server starts: the handlers used to be set up only after "listening"
-/// was logged, so a SIGTERM sent on seeing that line could still meet the default action
-/// and end the process at once, its held requests unanswered (a test that stops a server
-/// as soon as it listens failed so, once, on a loaded machine).
+/// Made before the server starts, and made only once libdispatch has registered its
+/// sources. The handlers used to be set up after "listening" was logged, so a SIGTERM
+/// sent on seeing that line could meet the default action and end the process at once,
+/// or come after `SIG_IGN` but before libdispatch, on its own thread, had registered the
+/// source, and be lost: the server kept running (Benchmarks/README.md, stop 49).
 final class ShutdownSignal: @unchecked Sendable {
     // @unchecked Sendable: `sources` is written only in init; `state` is a Mutex.
     private struct State {
@@ -231,14 +232,19 @@ final class ShutdownSignal: @unchecked Sendable {
 
     init(catching signals: [Int32]) {
         let queue = DispatchQueue(label: "lookout.signals")
+        let registered = DispatchSemaphore(value: 0)
         sources = signals.map { number in
             // Ignore the default action (termination) so the dispatch source sees the signal.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { [weak self] in self?.caught(number) }
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
             return source
         }
+        // A signal in between would be ignored, not caught. Bounded, so that a libdispatch
+        // that never reports a registration cannot keep the server from starting.
+        for _ in signals { _ = registered.wait(timeout: .now() + .seconds(5)) }
     }
 
     /// The first signal caught: at once if one was, else when one is.
