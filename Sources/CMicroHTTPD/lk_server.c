@@ -49,7 +49,14 @@ enum {
 // woke a poll held here) needs no eventfd, only another run at once.
 static __thread lk_thread *lk_running_thread;
 
+// Set on a thread that is no event loop when it wakes a loop whose thread last ran on the
+// same CPU; lk_mhd_yield_to_loops yields then, and clears it.
+static __thread int lk_yield_due;
+
 static void lk_thread_wake(lk_thread *thread) {
+    if (lk_running_thread == NULL && atomic_load_explicit(&thread->cpu, memory_order_relaxed) == sched_getcpu()) {
+        lk_yield_due = 1;
+    }
     if (atomic_exchange(&thread->wake_pending, 1) == 0) {
         uint64_t one = 1;
         ssize_t written = write(thread->wake_fd, &one, sizeof(one));
@@ -149,6 +156,19 @@ void lk_loop_send_woken(lk_loop *current) {
         if (index != current->index) lk_loop_run(&thread->loops[index]);
     }
     thread->sending_woken = 0;
+}
+
+// A writer's commit wakes the loop holding the write's request and its polls, and that
+// loop polls through the commit (lk_thread_wait). When the kernel runs the writer on the
+// loop's CPU, the loop runs again only once the writer sleeps: on the writer's CPU a
+// resumed poll's answer waited 22-53 us on average for the rest of the writer's work, on
+// the other CPU 6-12 (Benchmarks/README.md, stop 49). Yielding then hands the CPU to the
+// loop, which gives it back when it polls again. Only then: a yield while CPU-bound
+// processes share the CPUs can hand it to one of them instead, for a whole time slice.
+void lk_mhd_yield_to_loops(void) {
+    if (!lk_yield_due) return;
+    lk_yield_due = 0;
+    sched_yield();
 }
 
 struct lk_task {
@@ -474,6 +494,11 @@ static uint64_t lk_spin_limit(lk_thread *thread, unsigned int spin) {
     return thread->spin_armed ? spin : 0;
 }
 
+// Records the CPU the thread runs on, for another thread that wakes it (lk_thread_wake).
+static void lk_thread_note_cpu(lk_thread *thread) {
+    atomic_store_explicit(&thread->cpu, sched_getcpu(), memory_order_relaxed);
+}
+
 // epoll_wait for the thread's events, polling for up to spin_microseconds first when its
 // last wait was short. A thread asleep in epoll_wait is woken by the kernel when a request
 // arrives, and on a virtual machine an idle virtual CPU is halted: waking it is a trip
@@ -488,11 +513,16 @@ static uint64_t lk_spin_limit(lk_thread *thread, unsigned int spin) {
 // otherwise sleep through it (Benchmarks/README.md, stop 44).
 static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int capacity, int timeout) {
     unsigned int spin = thread->server->config.spin_microseconds;
-    if (timeout == 0 || spin == 0) return epoll_wait(thread->epoll_fd, events, capacity, timeout);
+    if (timeout == 0 || spin == 0) {
+        int count = epoll_wait(thread->epoll_fd, events, capacity, timeout);
+        lk_thread_note_cpu(thread);
+        return count;
+    }
     uint64_t start = lk_clock_us();
     uint64_t elapsed = 0;
     while (elapsed < lk_spin_limit(thread, spin)) {
         int count = epoll_wait(thread->epoll_fd, events, capacity, 0);
+        lk_thread_note_cpu(thread);
         if (count > 0) atomic_fetch_add_explicit(&thread->spin_hits, 1, memory_order_relaxed);
         if (count != 0) return count;  // an event (or an error, seen by the caller)
         sched_yield();                 // a client waiting for this CPU runs first
@@ -500,6 +530,7 @@ static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int cap
     }
     if (elapsed > 0) start = lk_clock_us();
     int count = epoll_wait(thread->epoll_fd, events, capacity, timeout);
+    lk_thread_note_cpu(thread);
     thread->spin_armed = lk_clock_us() - start <= (uint64_t)spin * LK_SPIN_ARM_FACTOR;
     return count;
 }
@@ -816,6 +847,7 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         atomic_init(&thread->incoming, 0);
         atomic_init(&thread->daemons_started, 0);
         atomic_init(&thread->spin_hits, 0);
+        atomic_init(&thread->cpu, -1);
         atomic_init(&thread->suspended, 0);
         atomic_init(&thread->handoffs, NULL);
         for (unsigned int word = 0; word < LK_LOOP_SET_WORDS; word++) atomic_init(&thread->resumed[word], 0);

@@ -92,6 +92,7 @@ struct lk_thread {
     // Whether its next wait polls before it sleeps (lk_thread_wait): its last wait was short.
     int spin_armed;
     atomic_ullong spin_hits;  // waits that polling ended, without sleeping
+    atomic_int cpu;  // the CPU it ran on when its last wait returned (lk_mhd_yield_to_loops)
     // Its requests suspended and not yet completed (changed on this thread; atomic only
     // because a stopping server completes the last ones from another).
     atomic_uint suspended;

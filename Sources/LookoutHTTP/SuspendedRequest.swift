@@ -259,7 +259,9 @@ final class ResumeBatch: Sendable {
         return shared
     }
 
-    /// Resumes the answered requests, and posts the work still queued.
+    /// Resumes the answered requests, and posts the work still queued. A thread that is no
+    /// event loop then lets a loop it woke on its own CPU run first
+    /// (`lk_mhd_yield_to_loops`).
     func resumeAll() {
         for handle in handles.withLock({ $0 }) {
             lk_mhd_resume(handle.pointer)
@@ -267,6 +269,7 @@ final class ResumeBatch: Sendable {
         for (loop, chunk) in posts.withLock({ $0 }) where !chunk.isEmpty {
             loop.run { for work in chunk { work.run() } }
         }
+        lk_mhd_yield_to_loops()
     }
 }
 

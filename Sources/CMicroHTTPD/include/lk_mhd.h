@@ -242,6 +242,11 @@ void lk_mhd_resume(lk_mhd_request *request);
 /// handler on an event loop (a writer thread, a posted task), and inside a handler run by
 /// this call; lk_mhd's dispatch does the same after every handler anyway.
 void lk_mhd_send_woken(void);
+/// Called by a thread that is no event loop (a writer) once it has resumed requests, or
+/// posted work, for the loops: yields its CPU when it woke a loop that last ran on this
+/// CPU, so that the loop sends those answers now rather than after the rest of this
+/// thread's work. Does nothing otherwise, and on an event loop's thread.
+void lk_mhd_yield_to_loops(void);
 
 /// The calling thread's resume batch (Swift's `ResumeBatch.current`), NULL for none; and
 /// setting it. A thread-local rather than a Swift task-local: pushing a task-local value
