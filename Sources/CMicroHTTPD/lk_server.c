@@ -161,10 +161,11 @@ void lk_loop_send_woken(lk_loop *current) {
 // A writer's commit wakes the loop holding the write's request and its polls, and that
 // loop polls through the commit (lk_thread_wait). When the kernel runs the writer on the
 // loop's CPU, the loop runs again only once the writer sleeps: on the writer's CPU a
-// resumed poll's answer waited 22-53 us on average for the rest of the writer's work, on
-// the other CPU 6-12 (Benchmarks/README.md, stop 49). Yielding then hands the CPU to the
-// loop, which gives it back when it polls again. Only then: a yield while CPU-bound
-// processes share the CPUs can hand it to one of them instead, for a whole time slice.
+// resumed poll's answer waited 22-53 us on average for the rest of the writer's work (the
+// write's answer, freeing what the commit replaced), on the other CPU 6-12
+// (Benchmarks/README.md, stop 49). Yielding then hands the CPU to the loop, which gives it
+// back when it polls again. Only then, and once per batch: beside CPU-bound processes a
+// yield can hand the CPU to one of them instead, for a whole time slice.
 void lk_mhd_yield_to_loops(void) {
     if (!lk_yield_due) return;
     lk_yield_due = 0;

@@ -145,7 +145,8 @@ public final class SuspendedRequest: Sendable {
     }
 
     /// Runs `body`; the suspended requests it answers (on this thread) are resumed together
-    /// when it returns, back to back.
+    /// when it returns, back to back. A thread that is no event loop then lets a loop it
+    /// woke on its own CPU run first (`lk_mhd_yield_to_loops`), after the outermost batch.
     ///
     /// libmicrohttpd 0.9.75 walks every suspended connection on each pass that resumes
     /// any; resuming thousands one by one, interleaved with those passes, costs a walk
@@ -157,7 +158,11 @@ public final class SuspendedRequest: Sendable {
         answeringInPlace inPlace: Int = 0, _ body: () throws -> Result
     ) rethrows -> Result {
         let batch = ResumeBatch(inPlace: inPlace)
-        defer { batch.resumeAll() }
+        let isOutermost = ResumeBatch.current == nil
+        defer {
+            batch.resumeAll()
+            if isOutermost { lk_mhd_yield_to_loops() }
+        }
         return try batch.makingCurrent(body)
     }
 
@@ -259,9 +264,7 @@ final class ResumeBatch: Sendable {
         return shared
     }
 
-    /// Resumes the answered requests, and posts the work still queued. A thread that is no
-    /// event loop then lets a loop it woke on its own CPU run first
-    /// (`lk_mhd_yield_to_loops`).
+    /// Resumes the answered requests, and posts the work still queued.
     func resumeAll() {
         for handle in handles.withLock({ $0 }) {
             lk_mhd_resume(handle.pointer)
@@ -269,7 +272,6 @@ final class ResumeBatch: Sendable {
         for (loop, chunk) in posts.withLock({ $0 }) where !chunk.isEmpty {
             loop.run { for work in chunk { work.run() } }
         }
-        lk_mhd_yield_to_loops()
     }
 }
 
