@@ -512,14 +512,22 @@ static void lk_thread_note_cpu(lk_thread *thread) {
 // while answers are awaited from another thread (lk_mhd_config.awaited): a write's
 // commit, whose end resumes its request and the polls it woke on loops that would
 // otherwise sleep through it (Benchmarks/README.md, stop 44).
+//
+// Polling is for idle CPUs. When CPU-bound processes share them, each sched_yield can hand
+// the CPU to one for a whole time slice, and pushes this thread's own turn back (the
+// kernel's EEVDF scheduler moves a yielding thread's deadline a slice later each time):
+// beside two such processes a durable single wake took 2.8 ms at p50 with polling, 0.6
+// without (Benchmarks/README.md, stop 49). A pass that took longer than
+// LK_CONTENDED_PASS_US shows it, and the thread sleeps in epoll_wait instead, as it does
+// with polling off, for LK_CONTENDED_PAUSE_US; a woken sleeper is run promptly.
 static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int capacity, int timeout) {
     unsigned int spin = thread->server->config.spin_microseconds;
-    if (timeout == 0 || spin == 0) {
+    uint64_t start = lk_clock_us();
+    if (timeout == 0 || spin == 0 || start < thread->spin_paused_until_us) {
         int count = epoll_wait(thread->epoll_fd, events, capacity, timeout);
         lk_thread_note_cpu(thread);
         return count;
     }
-    uint64_t start = lk_clock_us();
     uint64_t elapsed = 0;
     while (elapsed < lk_spin_limit(thread, spin)) {
         int count = epoll_wait(thread->epoll_fd, events, capacity, 0);
@@ -527,7 +535,12 @@ static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int cap
         if (count > 0) atomic_fetch_add_explicit(&thread->spin_hits, 1, memory_order_relaxed);
         if (count != 0) return count;  // an event (or an error, seen by the caller)
         sched_yield();                 // a client waiting for this CPU runs first
+        uint64_t before = elapsed;
         elapsed = lk_clock_us() - start;
+        if (elapsed - before > LK_CONTENDED_PASS_US) {
+            thread->spin_paused_until_us = start + elapsed + LK_CONTENDED_PAUSE_US;
+            break;
+        }
     }
     if (elapsed > 0) start = lk_clock_us();
     int count = epoll_wait(thread->epoll_fd, events, capacity, timeout);

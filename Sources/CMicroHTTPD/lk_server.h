@@ -21,6 +21,11 @@ typedef struct lk_thread lk_thread;
 // How short a thread's last wait must have been, in spins
 // (lk_mhd_config.spin_microseconds), for it to poll before it sleeps at all.
 #define LK_SPIN_ARM_FACTOR 4
+// A pass of polling that took longer than this, in microseconds, gave the CPU to another
+// thread for a whole time slice: CPU-bound work shares the CPUs, and the thread then does
+// not poll for LK_CONTENDED_PAUSE_US (lk_thread_wait).
+#define LK_CONTENDED_PASS_US 500
+#define LK_CONTENDED_PAUSE_US 100000
 
 // Most daemons a thread runs, and a set of them, one bit each: a thread's loop visits only
 // the daemons in its sets, never all of them, so that many daemons cost a pass nothing.
@@ -91,6 +96,7 @@ struct lk_thread {
     int sending_woken;  // inside lk_loop_send_woken
     // Whether its next wait polls before it sleeps (lk_thread_wait): its last wait was short.
     int spin_armed;
+    uint64_t spin_paused_until_us;  // no polling before then: the CPUs were contended
     atomic_ullong spin_hits;  // waits that polling ended, without sleeping
     atomic_int cpu;  // the CPU it ran on when its last wait returned (lk_mhd_yield_to_loops)
     // Its requests suspended and not yet completed (changed on this thread; atomic only
