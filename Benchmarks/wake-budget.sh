@@ -18,6 +18,7 @@
 #   MODES         Lookout --database modes to run                        default "memory sqlite"
 #   ROUNDS        single-wake rounds per mode                            default 1000
 #   LOOKOUT_BIN   measure this binary instead of building .build/release/lookout
+#   BUSY          CPU-bound processes (`yes`) run beside it, as on a shared machine   default 0
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -29,11 +30,18 @@ REPO_ROOT="$(pwd)"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-budget.XXXXXX")"
 SERVER_PID=""
-trap 'stop_pid "$SERVER_PID" lookout; rm -rf -- "$TMP"' EXIT
+BUSY_PIDS=()
+stop_busy() { for pid in "${BUSY_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap 'stop_busy; stop_pid "$SERVER_PID" lookout; rm -rf -- "$TMP"' EXIT
 
 cc -O2 -Wall -Wextra -o "$TMP/client" Benchmarks/longpoll/client.c
 release_binary "$REPO_ROOT"
 items_data_file "$TMP/items.json" 20000
+
+for ((i = 0; i < ${BUSY:-0}; i++)); do
+    yes >/dev/null &
+    BUSY_PIDS+=($!)
+done
 
 for mode in $MODES; do
     port=$(free_port)
@@ -49,8 +57,8 @@ for mode in $MODES; do
     "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" >"$TMP/single-$mode.out"
     stop_pid "$SERVER_PID" lookout
     SERVER_PID=""
-    printf '\n--database %s, %s rounds, %s, load %s\n' "$mode" "$ROUNDS" "$BINARY" \
-        "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '\n--database %s, %s rounds, %s, %s CPU-bound beside it, load %s\n' "$mode" "$ROUNDS" "$BINARY" \
+        "${BUSY:-0}" "$(cut -d' ' -f1-3 /proc/loadavg)"
     python3 - "$TMP/trace-$mode.tsv" <<'PY'
 import sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]

@@ -519,7 +519,11 @@ static void lk_thread_note_cpu(lk_thread *thread) {
 // beside two such processes a durable single wake took 2.8 ms at p50 with polling, 0.6
 // without (Benchmarks/README.md, stop 49). A pass that took longer than
 // LK_CONTENDED_PASS_US shows it, and the thread sleeps in epoll_wait instead, as it does
-// with polling off, for LK_CONTENDED_PAUSE_US; a woken sleeper is run promptly.
+// with polling off, for LK_CONTENDED_PAUSE_US; a woken sleeper is run promptly. Keeping
+// the short poll for the next request, and pausing only the long one for an awaited
+// answer, left that single wake at 2.8 ms; a memory-mode single wake beside the same two
+// processes is slower at p50 without the poll (121-128 -> 149-156 us), faster at p99
+// (4.4 -> 3.2-3.6 ms).
 static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int capacity, int timeout) {
     unsigned int spin = thread->server->config.spin_microseconds;
     uint64_t start = lk_clock_us();
@@ -537,8 +541,9 @@ static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int cap
         sched_yield();                 // a client waiting for this CPU runs first
         uint64_t before = elapsed;
         elapsed = lk_clock_us() - start;
-        if (elapsed - before > LK_CONTENDED_PASS_US) {
+        if (elapsed - before > LK_CONTENDED_PASS_US && !thread->server->config.keep_polling_when_contended) {
             thread->spin_paused_until_us = start + elapsed + LK_CONTENDED_PAUSE_US;
+            atomic_fetch_add_explicit(&thread->spin_pauses, 1, memory_order_relaxed);
             break;
         }
     }
@@ -861,6 +866,7 @@ lk_mhd_server *lk_mhd_start(const lk_mhd_config *config, char *error, size_t err
         atomic_init(&thread->incoming, 0);
         atomic_init(&thread->daemons_started, 0);
         atomic_init(&thread->spin_hits, 0);
+        atomic_init(&thread->spin_pauses, 0);
         atomic_init(&thread->cpu, -1);
         atomic_init(&thread->suspended, 0);
         atomic_init(&thread->handoffs, NULL);
@@ -938,6 +944,11 @@ unsigned int lk_mhd_thread_daemons(const lk_mhd_server *server, unsigned int thr
 unsigned long long lk_mhd_thread_spin_hits(const lk_mhd_server *server, unsigned int thread) {
     if (thread >= server->thread_count) return 0;
     return atomic_load_explicit(&((lk_mhd_server *)server)->threads[thread].spin_hits, memory_order_relaxed);
+}
+
+unsigned long long lk_mhd_thread_spin_pauses(const lk_mhd_server *server, unsigned int thread) {
+    if (thread >= server->thread_count) return 0;
+    return atomic_load_explicit(&((lk_mhd_server *)server)->threads[thread].spin_pauses, memory_order_relaxed);
 }
 
 void lk_mhd_stop(lk_mhd_server *server) {

@@ -97,6 +97,7 @@ struct lk_thread {
     // Whether its next wait polls before it sleeps (lk_thread_wait): its last wait was short.
     int spin_armed;
     uint64_t spin_paused_until_us;  // no polling before then: the CPUs were contended
+    atomic_ullong spin_pauses;      // times it set spin_paused_until_us
     atomic_ullong spin_hits;  // waits that polling ended, without sleeping
     atomic_int cpu;  // the CPU it ran on when its last wait returned (lk_mhd_yield_to_loops)
     // Its requests suspended and not yet completed (changed on this thread; atomic only

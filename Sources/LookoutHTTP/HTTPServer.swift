@@ -73,6 +73,12 @@ public final class HTTPServer: Sendable {
         perThread { Int(lk_mhd_thread_spin_hits($0, $1)) }.reduce(0, +)
     }
 
+    /// Times a thread stopped polling because CPU-bound work shared its CPU
+    /// (``HTTPServerConfiguration/keepsPollingWhenContended``), over every thread and address.
+    public var pollingPauses: Int {
+        perThread { Int(lk_mhd_thread_spin_pauses($0, $1)) }.reduce(0, +)
+    }
+
     /// Answers its loops stay awake for now (``HTTPServerConfiguration/awaitedAnswers``).
     public var awaitedAnswers: Int { configuration.awaitedAnswers?.count ?? 0 }
 
@@ -185,6 +191,7 @@ public final class HTTPServer: Sendable {
             config.max_body_bytes = configuration.maxBodyBytes
             config.request_timeout_seconds = UInt32(clamping: configuration.requestTimeoutSeconds)
             config.spin_microseconds = UInt32(configuration.spinMicroseconds)
+            config.keep_polling_when_contended = configuration.keepsPollingWhenContended ? 1 : 0
             config.awaited = configuration.awaitedAnswers?.pointer
             config.handler = handleRequest
             config.on_tasks = runTasks

@@ -86,6 +86,10 @@ typedef struct lk_mhd_config {
     /// request): a sleeping thread's next event costs it a wake-up, 30-80 us on a virtual
     /// machine. 0: never; more than LK_MHD_MAX_SPIN_MICROSECONDS means that.
     unsigned int spin_microseconds;
+    /// 0: a thread whose polling lost its CPU for over 500 us (CPU-bound work shares the
+    /// CPUs) stops polling for 100 ms (lk_server.h, LK_CONTENDED_PASS_US); else it keeps
+    /// polling.
+    int keep_polling_when_contended;
     /// Answers awaited from threads that are not event loops (lk_mhd_awaited), or NULL. While
     /// its count is above 0, a thread holding suspended requests polls its events for up to
     /// LK_AWAIT_SPIN_FACTOR spins before it sleeps (none with a spin of 0), so that the
@@ -138,6 +142,9 @@ unsigned int lk_mhd_thread_daemons(const lk_mhd_server *server, unsigned int thr
 /// How many of event-loop thread `thread`'s waits for events ended while it polled
 /// (lk_mhd_config.spin_microseconds), without sleeping.
 unsigned long long lk_mhd_thread_spin_hits(const lk_mhd_server *server, unsigned int thread);
+/// How many times event-loop thread `thread` stopped polling because its CPU was contended
+/// (lk_mhd_config.keep_polling_when_contended).
+unsigned long long lk_mhd_thread_spin_pauses(const lk_mhd_server *server, unsigned int thread);
 /// Requests suspended on a thread and not yet completed (sent, or their connection closed).
 unsigned int lk_mhd_thread_suspended(const lk_mhd_server *server, unsigned int thread);
 
