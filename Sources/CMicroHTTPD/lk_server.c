@@ -522,8 +522,8 @@ static void lk_thread_note_cpu(lk_thread *thread) {
 // with polling off, for LK_CONTENDED_PAUSE_US; a woken sleeper is run promptly. Keeping
 // the short poll for the next request, and pausing only the long one for an awaited
 // answer, left that single wake at 2.8 ms; a memory-mode single wake beside the same two
-// processes is slower at p50 without the poll (121-128 -> 149-156 us), faster at p99
-// (4.4 -> 3.2-3.6 ms).
+// processes is slower at p50 without the poll (120-128 -> 149-156 us), faster at p99
+// (4.5-4.6 -> 3.2-3.6 ms).
 static int lk_thread_wait(lk_thread *thread, struct epoll_event *events, int capacity, int timeout) {
     unsigned int spin = thread->server->config.spin_microseconds;
     uint64_t start = lk_clock_us();

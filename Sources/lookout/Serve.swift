@@ -79,7 +79,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "Microseconds an idle server thread polls for the next request before it sleeps, after a short wait (up to 20 times this while a commit it awaits is under way); 0 = never, at most 1000. [env: LOOKOUT_SPIN_MICROSECONDS, default: 50]"
+            "Microseconds an idle server thread polls for the next request before it sleeps, after a short wait (up to 20 times this while a commit it awaits is under way); 0 = never, at most 1000; paused for 100 ms when other work takes its CPU. [env: LOOKOUT_SPIN_MICROSECONDS, default: 50]"
     )
     var spinMicroseconds: Int?
 
