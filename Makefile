@@ -13,11 +13,11 @@ deps:
 	@command -v $(SWIFT) >/dev/null || { echo "Swift 6.3 is required: https://www.swift.org/install/linux/"; exit 1; }
 	@missing=""; \
 	for package in $(APT_PACKAGES); do \
-		dpkg -s $$package >/dev/null 2>&1 || missing="$$missing $$package"; \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -qx 'install ok installed' || missing="$$missing $$package"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		echo "Installing:$$missing"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --reinstall $$missing; \
 	fi
 
 build: deps

@@ -85,7 +85,7 @@ REPO_ROOT="$(pwd)"
 install_missing() {
     local -a packages=() package
     for package in libmicrohttpd-dev libsqlite3-dev; do
-        dpkg -s "$package" >/dev/null 2>&1 || packages+=("$package")
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -qx 'install ok installed' || packages+=("$package")
     done
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
     command -v curl >/dev/null 2>&1 || packages+=(curl)
