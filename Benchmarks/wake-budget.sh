@@ -19,12 +19,16 @@
 #   ROUNDS        single-wake rounds per mode                            default 1000
 #   LOOKOUT_BIN   measure this binary instead of building .build/release/lookout
 #   BUSY          CPU-bound processes (`yes`) run beside it, as on a shared machine   default 0
+#   GAP_US        microseconds the client waits between a poll and its write (the
+#                 server's thread sleeps through it when over its polling)       default 1000
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 MODES="${MODES:-memory sqlite}"
 ROUNDS="${ROUNDS:-1000}"
+GAP_US="${GAP_US:-1000}"
+[[ $GAP_US =~ ^[0-9]+$ ]] || die "GAP_US must be a whole number of microseconds, not '$GAP_US'"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 
@@ -54,11 +58,11 @@ for mode in $MODES; do
     token="$(editor_token "http://127.0.0.1:$port")"
     warm_up_writes "$TMP/client" "$TMP/warm-up-$mode.out" --token "$token" --port "$port" ||
         die "the 1,000 warm-up writes did not all succeed"
-    "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" >"$TMP/single-$mode.out"
+    "$TMP/client" single --token "$token" --port "$port" --id 7 --rounds "$ROUNDS" --gap-us "$GAP_US" >"$TMP/single-$mode.out"
     stop_pid "$SERVER_PID" lookout
     SERVER_PID=""
-    printf '\n--database %s, %s rounds, %s, %s CPU-bound beside it, load %s\n' "$mode" "$ROUNDS" "$BINARY" \
-        "${BUSY:-0}" "$(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '\n--database %s, %s rounds, %s us between poll and write, %s, %s CPU-bound beside it, load %s\n' \
+        "$mode" "$ROUNDS" "$GAP_US" "$BINARY" "${BUSY:-0}" "$(cut -d' ' -f1-3 /proc/loadavg)"
     python3 - "$TMP/trace-$mode.tsv" <<'PY'
 import sys
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
