@@ -50,7 +50,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-release_binary "$REPO_ROOT"
+BINARY="no Lookout"
+[[ " $TARGETS " != *" lookout "* ]] || release_binary "$REPO_ROOT"
 CLIENT="$TMP/client"
 cc -O2 -Wall -Wextra -o "$CLIENT" Benchmarks/longpoll/client.c
 cc -O2 -Wall -Wextra -shared -fPIC -o "$TMP/sendtime.so" Benchmarks/longpoll/sendtime.c -ldl

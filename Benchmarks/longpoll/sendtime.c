@@ -3,9 +3,8 @@
 // carries the receiving socket's TCP work and the wake-up of the reader, so it shows what
 // part of a wake no server can save. Benchmarks/send-time.sh uses it on Lookout and Nchan.
 //
-// Each process writes "<start ns> <duration ns>" lines (CLOCK_MONOTONIC) to
-// $SENDTIME_DIR/sends.<pid>, all its calls so far, every 1,000 calls and at exit: nginx's
-// workers end without running exit handlers. The directory is read once, at load: nginx
+// Each process writes "<start ns> <duration ns>" lines (CLOCK_MONOTONIC), one per call, to
+// $SENDTIME_DIR/sends.<pid> when it exits. The directory is read once, at load: nginx
 // clears its workers' environment, and they fork from the master that loaded this.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -13,7 +12,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -45,6 +43,7 @@ static void write_out(void) {
     FILE *file = fopen(path, "w");
     if (file == NULL) return;
     for (int index = 0; index < count; index++) {
+        // 0: a call another thread had begun to record when the process exited.
         if (durations[index] != 0) fprintf(file, "%llu %u\n", (unsigned long long)starts[index], durations[index]);
     }
     fclose(file);
@@ -68,7 +67,6 @@ static void record(uint64_t start, uint64_t end) {
     starts[index] = start;
     uint64_t took = end - start;
     durations[index] = took == 0 ? 1 : took > UINT32_MAX ? UINT32_MAX : (uint32_t)took;
-    if (index % 1000 == 999) write_out();
 }
 
 ssize_t sendmsg(int fd, const struct msghdr *message, int flags) {
