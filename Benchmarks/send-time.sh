@@ -38,6 +38,7 @@ fi
 apt_install "${packages[@]}"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-send-time.XXXXXX")"
+chmod 711 "$TMP" # nginx's workers run as nobody, and write their send times below it
 SERVER_PID=""
 cleanup() {
     local status=$?
@@ -87,7 +88,6 @@ declare -A WAKE=()
 measure() { # target
     local target=$1 sends="$TMP/sends-$1" from to pid
     mkdir -p "$sends"
-    chmod 711 "$TMP" # nginx's workers run as nobody, and write here
     chmod 1777 "$sends"
     if [[ $target == lookout ]]; then
         SENDTIME_DIR="$sends" LD_PRELOAD="$TMP/sendtime.so" start_compared_lookout memory
