@@ -127,21 +127,7 @@ wrk_requests() { awk '$2 == "requests" && $3 == "in" { print $1 }' "$1"; }
 TMP=""
 LOOKOUT_PID=""
 PERF_PID=""
-
-cleanup() {
-    local status=$?
-    trap - EXIT
-    stop_pid "$PERF_PID" perf
-    stop_pid "$LOOKOUT_PID" lookout
-    if [[ -n $TMP && -d $TMP ]]; then
-        ((status == 0)) || show_tail "$TMP/lookout.stderr" "Lookout stderr"
-        if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cleanup_at_exit perf:PERF_PID lookout:LOOKOUT_PID
 
 # --- build, data and URLs ------------------------------------------------------------
 
@@ -150,6 +136,7 @@ install_missing
 release_binary "$REPO_ROOT"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-cold-read.XXXXXX")"
+FAILURE_LOGS=("Lookout stderr:$TMP/lookout.stderr")
 mkdir -p "$TMP/data"
 chmod 700 "$TMP/data"
 DATA_FILE="$TMP/items.json"

@@ -39,6 +39,50 @@ show_tail() { # file label
     fi
 }
 
+# Cleans up whenever the script exits, however it exits: stops the processes held by the
+# given variables, in order; shows the tail of each log in FAILURE_LOGS when the status is
+# not 0; removes $TMP (if it exists by then) unless KEEP_TMP=1; and exits with the script's
+# status. INT and TERM exit with 130 and 143. Each argument is label:VARIABLE, whose
+# processes stop_pid stops, or label:VARIABLE:SIGNAL, whose processes are sent SIGNAL and
+# waited for, however long they take. The variables and FAILURE_LOGS (an array of
+# label:file) are read at exit, so they may change meanwhile; a variable may be empty, or
+# an array of PIDs.
+cleanup_at_exit() { # label:VARIABLE[:SIGNAL]...
+    CLEANUP_STOPS=("$@")
+    trap run_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+FAILURE_LOGS=()
+
+# The exit trap that cleanup_at_exit sets.
+run_cleanup() {
+    local status=$? entry label name signal pids pid
+    # Only in the script's own shell: a child forked for `command &` has these traps until
+    # it runs the command, and if SIGTERM from here comes first, runs them too.
+    ((BASHPID == $$)) || exit "$status"
+    trap - EXIT
+    for entry in "${CLEANUP_STOPS[@]}"; do
+        IFS=: read -r label name signal <<<"$entry"
+        pids="${name}[@]"
+        for pid in "${!pids}"; do
+            if [[ -z $signal ]]; then
+                stop_pid "$pid" "$label"
+            elif [[ -n $pid ]]; then
+                kill -"$signal" "$pid" 2>/dev/null || true
+                wait "$pid" 2>/dev/null || true
+            fi
+        done
+    done
+    if ((status != 0)); then
+        for entry in "${FAILURE_LOGS[@]}"; do show_tail "${entry#*:}" "${entry%%:*}"; done
+    fi
+    if [[ -n ${TMP:-} && -d $TMP ]]; then
+        if [[ ${KEEP_TMP:-0} == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
+    fi
+    exit "$status"
+}
+
 median() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 # Sets LOOKOUT_BIN to the release binary: the one given in LOOKOUT_BIN, or one built now.
@@ -120,6 +164,20 @@ nginx_temp_paths() { # dir
 }
 
 NCHAN_MODULE=/usr/lib/nginx/modules/ngx_nchan_module.so
+
+# Adds to the caller's array `packages` the Debian packages Nchan needs that are missing.
+add_nchan_packages() {
+    [[ -x $NGINX ]] || packages+=(nginx-light)
+    [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
+}
+
+# Dies unless each word of TARGETS is lookout or nchan.
+check_targets() {
+    local target
+    for target in $TARGETS; do
+        [[ $target == lookout || $target == nchan ]] || die "unknown target '$target' in TARGETS"
+    done
+}
 
 # Writes DIR/nginx.conf: nginx with Nchan on 127.0.0.1:PORT, in the foreground, a worker per
 # core. /sub/ID is a long-poll on channel ID and /events/ID an EventSource, both ended after

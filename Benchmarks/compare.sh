@@ -84,8 +84,7 @@ REPO_ROOT="$(pwd)"
 install_missing() {
     local -a packages=()
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
-    [[ -x $NGINX ]] || packages+=(nginx-light)
-    [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
+    add_nchan_packages
     [[ -z $BUDGET_FANOUT ]] || command -v perf >/dev/null 2>&1 || packages+=(linux-perf)
     apt_install "${packages[@]}"
 }
@@ -94,17 +93,7 @@ install_missing
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-compare.XXXXXX")"
 SERVER_PID=""
 declare -a CLIENT_PIDS=()
-cleanup() {
-    local status=$? pid
-    trap - EXIT
-    for pid in "${CLIENT_PIDS[@]}"; do stop_pid "$pid" client; done
-    stop_pid "$SERVER_PID" server
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cleanup_at_exit client:CLIENT_PIDS server:SERVER_PID
 
 # --- builds --------------------------------------------------------------------------
 

@@ -30,17 +30,8 @@ command -v wrk >/dev/null || die "wrk is needed: apt-get install wrk"
 
 TMP=$(mktemp -d)
 LOOKOUT_PID=""
-cleanup() {
-    local status=$?
-    trap - EXIT
-    stop_pid "$LOOKOUT_PID" lookout
-    ((status == 0)) || show_tail "$TMP/lookout.stderr" "Lookout stderr"
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+FAILURE_LOGS=("Lookout stderr:$TMP/lookout.stderr")
+cleanup_at_exit lookout:LOOKOUT_PID
 
 
 # Starts Lookout on $PORT with the given extra arguments; sets LOOKOUT_PID.

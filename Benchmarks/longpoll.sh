@@ -59,23 +59,7 @@ TMP=""
 SERVER_PID=""
 SERVER_LOG=""
 declare -a CLIENT_PIDS=()
-
-
-
-cleanup() {
-    local status=$? pid
-    trap - EXIT
-    for pid in "${CLIENT_PIDS[@]}"; do stop_pid "$pid" client; done
-    stop_pid "$SERVER_PID" lookout
-    if [[ -n $TMP && -d $TMP ]]; then
-        if ((status != 0)) && [[ -n $SERVER_LOG ]]; then show_tail "$SERVER_LOG" "Lookout stderr"; fi
-        if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cleanup_at_exit client:CLIENT_PIDS lookout:SERVER_PID
 
 free_port() {
     local port attempt
@@ -127,6 +111,7 @@ start_server() {
     SERVER_COUNT=$((SERVER_COUNT + 1))
     PORT="$(free_port)"
     SERVER_LOG="$TMP/lookout-$SERVER_COUNT.stderr"
+    FAILURE_LOGS=("Lookout stderr:$SERVER_LOG")
     mkdir -p "$TMP/data"
     "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$DATA_FILE" \
         --log-level warning --max-connections 20000 --max-connections-per-client 0 \

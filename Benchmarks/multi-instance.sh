@@ -49,22 +49,9 @@ chmod 755 "$TMP"
 PG_PID=""
 NGINX_PID=""
 declare -a PIDS=()
-cleanup() {
-    local status=$? pid
-    trap - EXIT
-    [[ -z $NGINX_PID ]] || stop_pid "$NGINX_PID" nginx
-    for pid in "${PIDS[@]}"; do stop_pid "$pid" lookout; done
-    if [[ -n $PG_PID ]]; then
-        kill -INT "$PG_PID" 2>/dev/null || true
-        wait "$PG_PID" 2>/dev/null || true
-    fi
-    ((status == 0)) || { show_tail "$TMP/pg.log" PostgreSQL; for f in "$TMP"/lookout-*.stderr; do show_tail "$f" "$f"; done; }
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+FAILURE_LOGS=("PostgreSQL:$TMP/pg.log")  # and each Lookout's stderr, as it starts
+# PostgreSQL last, after its clients, with SIGINT: its fast shutdown.
+cleanup_at_exit nginx:NGINX_PID lookout:PIDS postgres:PG_PID:INT
 
 # PostgreSQL refuses root: as root it runs as nobody. Not a function, so that a server
 # started in the background is this shell's child, with its PID in $!.
@@ -80,6 +67,7 @@ ${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/initdb" -D "$TMP/pg/data" -U lookout --auth=t
 PG_PORT=$(free_port)
 ${as_pg[@]+"${as_pg[@]}"} "$PG_BIN/postgres" -D "$TMP/pg/data" -p "$PG_PORT" -k "$TMP/pg" -c listen_addresses=127.0.0.1 \
     -c max_connections=100 -c synchronous_commit="$SYNCHRONOUS_COMMIT" >"$TMP/pg.log" 2>&1 &
+# shellcheck disable=SC2034 # read at exit, by cleanup_at_exit
 PG_PID=$!
 for ((i = 0; i < 100; i++)); do
     "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT" && break
@@ -92,6 +80,7 @@ TOKEN_KEY=$(head -c 32 /dev/urandom | base64)
 declare -a PORTS=()
 for name in a b c; do
     port=$(free_port)
+    FAILURE_LOGS+=("Lookout $name stderr:$TMP/lookout-$name.stderr")
     "$LOOKOUT_BIN" --port "$port" --bind 127.0.0.1 --data-dir "$TMP/data-$name" --database "$URL" \
         --token-key "$TOKEN_KEY" --log-level warning 2>>"$TMP/lookout-$name.stderr" &
     PIDS+=($!)

@@ -23,33 +23,19 @@ ROUNDS="${ROUNDS:-2000}"
 TARGETS="${TARGETS:-lookout nchan}"
 KEEP_TMP="${KEEP_TMP:-0}"
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer, not '$ROUNDS'"
-for target in $TARGETS; do
-    [[ $target == lookout || $target == nchan ]] || die "unknown target '$target' in TARGETS"
-done
+check_targets
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 
 packages=()
-if [[ " $TARGETS " == *" nchan "* ]]; then
-    [[ -x $NGINX ]] || packages+=(nginx-light)
-    [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
-fi
+[[ " $TARGETS " != *" nchan "* ]] || add_nchan_packages
 apt_install "${packages[@]}"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-send-time.XXXXXX")"
 chmod 711 "$TMP" # nginx's workers run as nobody, and write their send times below it
 SERVER_PID=""
-cleanup() {
-    local status=$?
-    trap - EXIT
-    stop_pid "$SERVER_PID" server
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cleanup_at_exit server:SERVER_PID
 
 BINARY="no Lookout"
 [[ " $TARGETS " != *" lookout "* ]] || release_binary "$REPO_ROOT"

@@ -32,37 +32,21 @@ for name in ROUNDS FANOUT; do
     [[ ${!name} =~ ^[1-9][0-9]*$ ]] || die "$name must be a positive integer, not '${!name}'"
 done
 ((FANOUT % 2 == 0)) || die "FANOUT must be even (two client processes hold half each)"
-for target in $TARGETS; do
-    [[ $target == lookout || $target == nchan ]] || die "unknown target '$target' in TARGETS"
-done
+check_targets
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 
 packages=()
 command -v strace >/dev/null 2>&1 || packages+=(strace)
-if [[ " $TARGETS " == *" nchan "* ]]; then
-    [[ -x $NGINX ]] || packages+=(nginx-light)
-    [[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
-fi
+[[ " $TARGETS " != *" nchan "* ]] || add_nchan_packages
 apt_install "${packages[@]}"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-syscalls.XXXXXX")"
 SERVER_PID=""
 STRACE_PID=""
 declare -a CLIENT_PIDS=()
-cleanup() {
-    local status=$? pid
-    trap - EXIT
-    for pid in "${CLIENT_PIDS[@]}"; do stop_pid "$pid" client; done
-    stop_pid "$STRACE_PID" strace
-    stop_pid "$SERVER_PID" server
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf -- "$TMP"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cleanup_at_exit client:CLIENT_PIDS strace:STRACE_PID server:SERVER_PID
 
 release_binary "$REPO_ROOT"
 CLIENT="$TMP/client"

@@ -67,30 +67,7 @@ free_port() {
 TMP=""
 LOOKOUT_PID=""
 NGINX_PID=""
-
-
-
-cleanup() {
-    local status=$?
-    trap - EXIT
-    stop_pid "$LOOKOUT_PID" lookout
-    stop_pid "$NGINX_PID" nginx
-    if [[ -n $TMP && -d $TMP ]]; then
-        if ((status != 0)); then
-            show_tail "$TMP/lookout.stderr" "Lookout stderr"
-            show_tail "$TMP/nginx/error.log" "nginx error log"
-        fi
-        if [[ $KEEP_TMP == 1 ]]; then
-            log "kept $TMP"
-        else
-            rm -rf -- "$TMP"
-        fi
-    fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cleanup_at_exit lookout:LOOKOUT_PID nginx:NGINX_PID
 
 
 minimum() { printf '%s\n' "$@" | sort -g | head -n 1; }
@@ -103,6 +80,7 @@ install_missing
 release_binary "$REPO_ROOT"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-throughput.XXXXXX")"
+FAILURE_LOGS=("Lookout stderr:$TMP/lookout.stderr" "nginx error log:$TMP/nginx/error.log")
 # nginx workers run as an unprivileged user when the master is root: let them reach www/.
 chmod 711 "$TMP"
 mkdir -p "$TMP/data" "$TMP/www" "$TMP/nginx"

@@ -20,6 +20,7 @@
 #   WAIT          seconds each poll waits                                  default 20
 #   ROUNDS        rounds, alternating Lookout and Nchan                    default 3
 #   LOOKOUT_BIN   measure this binary instead of building .build/release/lookout
+#   KEEP_TMP=1    keep the temp dir (server logs, client output)
 set -euo pipefail
 # shellcheck source=Benchmarks/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -35,20 +36,13 @@ done
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 REPO_ROOT="$(pwd)"
 packages=()
-[[ -x $NGINX ]] || packages+=(nginx-light)
-[[ -f $NCHAN_MODULE ]] || packages+=(libnginx-mod-nchan)
+add_nchan_packages
 apt_install "${packages[@]}"
 
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/lookout-timeouts.XXXXXX")"
 SERVER_PID=""
 declare -a CLIENT_PIDS=()
-cleanup() {
-    local pid
-    for pid in "${CLIENT_PIDS[@]}"; do stop_pid "$pid" client; done
-    stop_pid "$SERVER_PID" server
-    rm -rf -- "$TMP"
-}
-trap cleanup EXIT
+cleanup_at_exit client:CLIENT_PIDS server:SERVER_PID
 
 release_binary "$REPO_ROOT"
 CLIENT="$TMP/client"

@@ -23,11 +23,7 @@ command -v wrk >/dev/null 2>&1 || die "wrk is missing: apt-get install wrk"
 
 TMP="$(mktemp -d)"
 SERVER_PID=""
-cleanup() {
-    stop_pid "$SERVER_PID" lookout
-    if [[ $KEEP_TMP == 1 ]]; then log "kept $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
+cleanup_at_exit lookout:SERVER_PID
 
 release_binary "$REPO_ROOT"
 log "building: swift build -c release --package-path Benchmarks --product token-bench"
