@@ -32,12 +32,36 @@ static ssize_t lk_malformed(lk_frame *frame, const char *message) {
     return lk_refuse(frame, 400, "malformed_request", message);
 }
 
-// RFC 9110 §5.6.2: tchar.
-static int lk_is_tchar(uint8_t byte) {
-    if ((byte >= '0' && byte <= '9') || (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z')) {
-        return 1;
-    }
-    return byte != 0 && strchr("!#$%&'*+-.^_`|~", byte) != NULL;
+// What each byte may be in a head: T a tchar (RFC 9110 §5.6.2), V a byte of a field value
+// (§5.5: field-vchar / SP / HTAB; obs-text, 0x80-0xFF, is allowed as opaque). One load a
+// byte: the tests this replaces took ~16 instructions a byte of a field value, and the
+// head's reading 17,500 of a single-wake round's 311,000 (Benchmarks/README.md, stop 51).
+enum { LK_TCHAR = 1, LK_VALUE = 2 };
+#define T LK_TCHAR
+#define V LK_VALUE
+static const uint8_t lk_byte_class[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, V, 0, 0, 0, 0, 0, 0,  // 0x00
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  // 0x10
+    V, T|V, V, T|V, T|V, T|V, T|V, T|V, V, V, T|V, T|V, V, T|V, T|V, V,  // 0x20
+    T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, V, V, V, V, V, V,  // 0x30
+    V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V,  // 0x40
+    T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, V, V, V, T|V, T|V,  // 0x50
+    T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V,  // 0x60
+    T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, T|V, V, T|V, V, T|V, 0,  // 0x70
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0x80
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0x90
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0xA0
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0xB0
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0xC0
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0xD0
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0xE0
+    V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, V,  // 0xF0
+};
+#undef T
+#undef V
+
+static inline int lk_is_tchar(uint8_t byte) {
+    return lk_byte_class[byte] & LK_TCHAR;
 }
 
 static int lk_is_hex(uint8_t byte) {
@@ -49,9 +73,8 @@ static unsigned int lk_hex_value(uint8_t byte) {
     return (unsigned int)((byte | 0x20) - 'a' + 10);
 }
 
-// RFC 9110 §5.5: field-vchar / SP / HTAB; obs-text (0x80-0xFF) is allowed as opaque.
-static int lk_is_field_byte(uint8_t byte) {
-    return byte == '\t' || (byte >= 0x20 && byte != 0x7F);
+static inline int lk_is_field_byte(uint8_t byte) {
+    return lk_byte_class[byte] & LK_VALUE;
 }
 
 static int lk_equal_caseless(const uint8_t *text, size_t length, const char *expected) {
@@ -251,11 +274,9 @@ static ssize_t lk_read_head(lk_frame *frame, const lk_frame_limits *limits, cons
         }
         position++;
         size_t value_start = position;
-        while (position < length && data[position] != '\r' && data[position] != '\n') {
-            if (!lk_is_field_byte(data[position])) {
-                return lk_malformed(frame, "A header field value must not hold NUL or other control characters.");
-            }
-            position++;
+        while (position < length && lk_is_field_byte(data[position])) position++;
+        if (position < length && data[position] != '\r' && data[position] != '\n') {
+            return lk_malformed(frame, "A header field value must not hold NUL or other control characters.");
         }
         next = lk_line(data, length, position, &line_end);
         if (next < 0) return lk_malformed(frame, "A CR must be followed by LF.");

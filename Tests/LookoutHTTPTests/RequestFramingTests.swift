@@ -153,6 +153,33 @@ struct RequestFramingTests {
         }
     }
 
+    @Test("every byte is judged as RFC 9110 has it in a header field's name and in its value")
+    func everyByteOfAField() throws {
+        // §5.6.2 tchar for a name (a ':' in it ends the name, and the rest is a valid value);
+        // §5.5 field-vchar, SP, HTAB and obs-text for a value. The guard reads both from a
+        // table: this compares every entry with the RFC's words.
+        let tchar = Set(Array("!#$%&'*+-.^_`|~0123456789".utf8)).union(
+            UInt8(ascii: "a")...UInt8(ascii: "z")
+        ).union(UInt8(ascii: "A")...UInt8(ascii: "Z"))
+        try withServer { server, _ in
+            for byte in UInt8.min...UInt8.max {
+                let inValue = byte == 0x09 || (0x20...0x7E).contains(byte) || byte >= 0x80
+                let inName = tchar.contains(byte) || byte == UInt8(ascii: ":")
+                for (position, allowed) in [("value", inValue), ("name", inName)] {
+                    let field =
+                        position == "value"
+                        ? Array("X-A: a".utf8) + [byte, UInt8(ascii: "b")]
+                        : [UInt8(ascii: "X"), byte] + Array("A: v".utf8)
+                    let connection = try TestHTTPConnection(host: "127.0.0.1", port: server.port)
+                    try connection.send(
+                        Array("GET /echo HTTP/1.1\r\nHost: x\r\n".utf8) + field + Array("\r\n\r\n".utf8))
+                    let response = try connection.readResponse()
+                    #expect(response.status == (allowed ? 200 : 400), "byte \(byte) in a header field's \(position)")
+                }
+            }
+        }
+    }
+
     @Test("the same faults sent a byte at a time are refused the same way")
     func refusedByteByByte() throws {
         try withServer { server, _ in
