@@ -26,6 +26,7 @@ struct DataCommandTests {
         app.shutdown()
 
         let file = directory + "-export.json"
+        defer { try? FileManager.default.removeItem(atPath: file) }
         try Data(exported).write(to: URL(fileURLWithPath: file))
         let json = try JSONParser.parse(exported)
         let galleries = try #require(json["collections"]?.arrayValue?.first { $0["name"] == "galleries" })

@@ -22,7 +22,7 @@ struct HostileInputTests {
         let file = try ReadAccessTests.dataFile(Self.collections)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let app = try await LiveApp.start(dataDirectory: dataDirectory) { $0.dataFile = file }
-        defer { app.shutdown() }
+        defer { app.close() }
         try await body(app)
     }
 

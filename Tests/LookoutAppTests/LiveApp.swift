@@ -11,14 +11,20 @@ final class LiveApp: Sendable {
     let application: Application
     let clock: ManualWallClock
     let dataDirectory: String
+    /// Whether ``start(dataDirectory:clock:logger:configure:)`` made the data directory
+    /// (none was passed), so that ``close()`` removes it.
+    let ownsDataDirectory: Bool
     var port: Int { application.port }
 
-    private init(application: Application, clock: ManualWallClock, dataDirectory: String) {
+    private init(application: Application, clock: ManualWallClock, dataDirectory: String, ownsDataDirectory: Bool) {
         self.application = application
         self.clock = clock
         self.dataDirectory = dataDirectory
+        self.ownsDataDirectory = ownsDataDirectory
     }
 
+    /// Starts an app on `dataDirectory`, or on a new one under the temporary directory.
+    /// If it fails to start, a directory it made is removed; one that was there is kept.
     static func start(
         dataDirectory: String? = nil,
         clock: ManualWallClock = ManualWallClock(),
@@ -28,17 +34,32 @@ final class LiveApp: Sendable {
         let directory =
             dataDirectory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("lookout-test-\(UUID())").path
+        let existed = FileManager.default.fileExists(atPath: directory)
         var configuration = AppConfiguration(
             http: HTTPServerConfiguration(bindAddresses: ["127.0.0.1", "::1"], port: 0), dataDirectory: directory)
         configure(&configuration)
-        let application = try await buildApplication(
-            configuration: configuration, logger: logger, now: { clock.now() })
-        try application.start()
-        return LiveApp(application: application, clock: clock, dataDirectory: directory)
+        do {
+            let application = try await buildApplication(
+                configuration: configuration, logger: logger, now: { clock.now() })
+            try application.start()
+            return LiveApp(
+                application: application, clock: clock, dataDirectory: directory,
+                ownsDataDirectory: dataDirectory == nil)
+        } catch {
+            if !existed { try? FileManager.default.removeItem(atPath: directory) }
+            throw error
+        }
     }
 
     func shutdown() {
         application.shutdown()
+    }
+
+    /// Shuts the app down and removes its data directory if ``start(dataDirectory:clock:logger:configure:)``
+    /// made it; a directory passed to it is the caller's to remove.
+    func close() {
+        shutdown()
+        if ownsDataDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
     }
 
     /// One request on its own connection, as the iOS app sends it: `Content-Type:
@@ -89,7 +110,7 @@ struct LoginFailed: Error {
     let status: Int
 }
 
-/// Runs `body` against a fresh app and always shuts it down.
+/// Runs `body` against a fresh app and always shuts it down and removes its data directory.
 func withApp(
     clock: ManualWallClock = ManualWallClock(),
     logger: Logger = Logger(label: "lookout"),
@@ -97,10 +118,7 @@ func withApp(
     _ body: (LiveApp) async throws -> Void
 ) async throws {
     let app = try await LiveApp.start(clock: clock, logger: logger, configure: configure)
-    defer {
-        app.shutdown()
-        try? FileManager.default.removeItem(atPath: app.dataDirectory)
-    }
+    defer { app.close() }
     try await body(app)
 }
 

@@ -20,6 +20,10 @@ struct MultiInstanceTests {
     /// They share one wall clock, as instances on one machine do: with a clock each, frozen
     /// at its own start, a token minted on an instance started later was "not valid yet" on
     /// one started earlier whenever start-up took over a second (a loaded machine).
+    ///
+    /// ``shutdown(_:)`` removes their directories. If one fails to start, those that did
+    /// are shut down before the error is thrown; the data file, read at start only, is
+    /// removed once they have started.
     func instances(
         _ count: Int,
         url: String,
@@ -28,6 +32,7 @@ struct MultiInstanceTests {
     ) async throws -> [LiveApp] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-multi-\(UUID())").path
         let file = try PersistenceTests().dataFile(directory, documents: documents)
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let clock = ManualWallClock()
         let start = { @Sendable (number: Int) in
             try await LiveApp.start(dataDirectory: directory + "-\(number)", clock: clock) { configuration in
@@ -37,11 +42,31 @@ struct MultiInstanceTests {
                 configuration.signingKey = Self.tokenKey
             }
         }
-        guard together else { return try await Array(0..<count).asyncMap(start) }
-        return try await withThrowingTaskGroup(of: LiveApp.self) { group in
-            for number in 0..<count { group.addTask { try await start(number) } }
-            return try await group.reduce(into: []) { $0.append($1) }
+        var apps: [LiveApp] = []
+        var failure: (any Error)?
+        if together {
+            await withThrowingTaskGroup(of: LiveApp.self) { group in
+                for number in 0..<count { group.addTask { try await start(number) } }
+                // Every result, so that an instance started beside one that failed is not lost.
+                while let result = await group.nextResult() {
+                    switch result {
+                    case .success(let app): apps.append(app)
+                    case .failure(let error): failure = failure ?? error
+                    }
+                }
+            }
+        } else {
+            do {
+                for number in 0..<count { apps.append(try await start(number)) }
+            } catch {
+                failure = error
+            }
         }
+        if let failure {
+            shutdown(apps)
+            throw failure
+        }
+        return apps
     }
 
     @Test("instances started at once on an empty database import the data once and share one history")
@@ -66,6 +91,7 @@ struct MultiInstanceTests {
         #expect(try await apps[2].request("POST", "/v1/notes", headers: editor, body: "{}").json["id"] == 3)
     }
 
+    /// Shuts the instances down and removes their directories.
     func shutdown(_ apps: [LiveApp]) {
         for app in apps {
             app.shutdown()
@@ -77,6 +103,7 @@ struct MultiInstanceTests {
     func restart() async throws {
         let url = try await TestPostgres.freshDatabase()
         let first = try await instances(1, url: url)
+        defer { try? FileManager.default.removeItem(atPath: first[0].dataDirectory) }
         let editor = try await first[0].editorHeaders()
         #expect(
             try await first[0].request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"edited"}"#).status
@@ -237,8 +264,9 @@ struct MultiInstanceTests {
         let relay = try TCPRelay(to: server.port)
         defer { relay.stop() }
         let direct = try await instances(2, url: url)
+        defer { shutdown(direct) }
         let relayed = try await instances(1, url: "postgres://lookout@127.0.0.1:\(relay.port)/\(name)")
-        defer { shutdown(direct + relayed) }
+        defer { shutdown(relayed) }
         let (a, b, c) = (direct[0], direct[1], relayed[0])
         let editors = try await [a, c].asyncMap { try await $0.editorHeaders() }
         let tag1 = try #require(try await c.request("GET", "/v1/notes/1?fields=title").header("ETag"))

@@ -14,6 +14,12 @@ struct PersistenceTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("lookout-persist-\(UUID())").path
     }
 
+    /// Removes `directory` and the data file ``dataFile(_:documents:extra:)`` writes beside it.
+    func remove(_ directory: String) {
+        try? FileManager.default.removeItem(atPath: directory)
+        try? FileManager.default.removeItem(atPath: directory + "-data.json")
+    }
+
     /// A data file with one collection, public so that it is read without a token, and
     /// the demo editor.
     func dataFile(_ directory: String, documents: String = #"[{"id": 1, "title": "first"}]"#, extra: String = "")
@@ -33,6 +39,7 @@ struct PersistenceTests {
     @Test("writes, revisions and the epoch survive a restart; a cursor from before it still holds")
     func restart() async throws {
         let directory = temporaryDirectory()
+        defer { remove(directory) }
         let file = try dataFile(directory)
         let first = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
         let editor = try await first.editorHeaders()
@@ -45,10 +52,7 @@ struct PersistenceTests {
         first.shutdown()
 
         let second = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
-        defer {
-            second.shutdown()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        defer { second.shutdown() }
         let after = try await second.request("GET", "/v1/notes/1")
         #expect(try after.json == ["id": 1, "title": "edited"])
         #expect(after.header("ETag") == tag, "same epoch, same revisions")
@@ -64,12 +68,10 @@ struct PersistenceTests {
     @Test("a write is awaited by the event loops from its queueing until its answer, and no longer")
     func awaitedWrites() async throws {
         let directory = temporaryDirectory()
+        defer { remove(directory) }
         let file = try dataFile(directory)
         let app = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
-        defer {
-            app.shutdown()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        defer { app.shutdown() }
         let editor = try await app.editorHeaders()
         let tag = try #require(try await app.request("GET", "/v1/notes/1").header("ETag"))
         #expect(app.application.writesAwaited == 0)
@@ -96,6 +98,7 @@ struct PersistenceTests {
     @Test("the data file is imported once: later starts keep edits and add newly declared collections")
     func importOnce() async throws {
         let directory = temporaryDirectory()
+        defer { remove(directory) }
         let file = try dataFile(directory)
         let first = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
         let editor = try await first.editorHeaders()
@@ -106,10 +109,7 @@ struct PersistenceTests {
             directory, documents: #"[{"id": 1, "title": "from the file again"}, {"id": 5}]"#,
             extra: #", {"name": "later", "public": true, "documents": [{"id": 1, "x": true}]}"#)
         let second = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = changed }
-        defer {
-            second.shutdown()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
+        defer { second.shutdown() }
         #expect(try await second.request("GET", "/v1/notes/1").json["title"] == "edited")
         #expect(try await second.request("GET", "/v1/notes/5").status == 404)
         #expect(try await second.request("GET", "/v1/later/1").json == ["id": 1, "x": true])

@@ -93,7 +93,7 @@ struct ReadAccessTests {
         defer { try? FileManager.default.removeItem(atPath: file) }
         do {
             let app = try await LiveApp.start(configure: { $0.dataFile = file })
-            app.shutdown()
+            app.close()
             Issue.record("started with \(collections)")
         } catch let error as StartupError {
             #expect(error.description.contains(fragment), "\(error)")
@@ -121,11 +121,9 @@ struct ReadAccessTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-access-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let declared = try Self.dataFile(#"[{"name": "notes", "public": true, "documents": [{"id": 1, "t": "x"}]}]"#)
+        defer { try? FileManager.default.removeItem(atPath: declared) }
         let without = try Self.dataFile(#"[]"#)
-        defer {
-            try? FileManager.default.removeItem(atPath: declared)
-            try? FileManager.default.removeItem(atPath: without)
-        }
+        defer { try? FileManager.default.removeItem(atPath: without) }
         let first = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = declared }
         #expect(try await first.request("GET", "/v1/notes/1").status == 200)
         first.shutdown()

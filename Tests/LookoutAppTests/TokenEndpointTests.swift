@@ -218,6 +218,7 @@ struct TokenEndpointTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = ManualWallClock()
         let file = try cheapDataFile()
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let app = try await LiveApp.start(dataDirectory: directory, clock: clock) { $0.dataFile = file }
         let editor = try await app.passwordGrant("editor@example.com", "editor-password")
         let seedToken = try await app.login("editor@example.com", "editor-password")
@@ -364,6 +365,7 @@ func withCheapApp(
     _ body: (LiveApp) async throws -> Void
 ) async throws {
     let file = try cheapDataFile()
+    defer { try? FileManager.default.removeItem(atPath: file) }
     try await withApp(
         clock: clock,
         configure: {

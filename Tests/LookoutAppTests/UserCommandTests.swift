@@ -56,6 +56,7 @@ struct LoginThrottleHTTPTests {
         // The demo users at the lowest scrypt cost: the throttle does not depend on it, and ten
         // full-cost checks at once beside other suites' logins could outlast the socket timeout.
         let file = try ReadAccessTests.dataFile("[]")
+        defer { try? FileManager.default.removeItem(atPath: file) }
         try await withApp(clock: clock, configure: { $0.dataFile = file }) { app in
             // Ten wrong passwords at once: the later ones are held up to 4 s, none refused yet.
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in

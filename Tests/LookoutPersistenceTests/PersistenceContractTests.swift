@@ -9,22 +9,24 @@ import Testing
 /// (a fresh database on a real server, ``TestPostgres``), and memory.
 @Suite("Persistence contract")
 struct PersistenceContractTests {
-    /// Makes a fresh storage; `reopen` gives the same storage again, as after a restart.
+    /// Makes a fresh storage, with any file in the directory it is given; `reopen` gives
+    /// the same storage again, as after a restart.
     struct Kind: Sendable, CustomStringConvertible {
         let description: String
-        let make: @Sendable () throws -> (storage: any Persistence, reopen: @Sendable () throws -> any Persistence)
+        let make:
+            @Sendable (String) throws -> (storage: any Persistence, reopen: @Sendable () throws -> any Persistence)
     }
 
     static let kinds: [Kind] = [
-        Kind(description: "sqlite") {
-            let path = temporaryPath("contract") + "/lookout.sqlite"
+        Kind(description: "sqlite") { directory in
+            let path = directory + "/lookout.sqlite"
             return (try SQLitePersistence(path: path), { try SQLitePersistence(path: path) })
         },
-        Kind(description: "postgres") {
+        Kind(description: "postgres") { _ in
             let url = try TestPostgres.shared.createDatabase()
             return (try PostgresPersistence(url: url), { try PostgresPersistence(url: url) })
         },
-        Kind(description: "memory") {
+        Kind(description: "memory") { _ in
             let storage = MemoryPersistence()
             return (storage, { storage })
         },
@@ -41,7 +43,9 @@ struct PersistenceContractTests {
 
     @Test("an empty storage loads nothing; a created history is empty at revision 0", arguments: kinds)
     func empty(_ kind: Kind) throws {
-        let (storage, _) = try kind.make()
+        let directory = temporaryPath("contract")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (storage, _) = try kind.make(directory)
         #expect(try storage.load() == nil)
         try storage.create(epoch: "e1")
         #expect(try storage.load() == StoreImage(epoch: "e1", revision: 0, collections: []))
@@ -49,7 +53,9 @@ struct PersistenceContractTests {
 
     @Test("writes through the store survive a reopen: documents, field revisions, membership, epoch", arguments: kinds)
     func survives(_ kind: Kind) throws {
-        let (storage, reopen) = try kind.make()
+        let directory = temporaryPath("contract")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (storage, reopen) = try kind.make(directory)
         try storage.create(epoch: "e1")
         let store = try Store(
             restoring: try #require(try storage.load()), declarations: try Self.declarations(), journal: storage)
@@ -74,7 +80,9 @@ struct PersistenceContractTests {
 
     @Test("a revision that does not follow the stored one is refused and changes nothing", arguments: kinds)
     func revisionOrder(_ kind: Kind) throws {
-        let (storage, _) = try kind.make()
+        let directory = temporaryPath("contract")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (storage, _) = try kind.make(directory)
         try storage.create(epoch: "e1")
         let entry = JournalEntry(
             revision: 1, memberships: ["c"],
@@ -91,7 +99,9 @@ struct PersistenceContractTests {
 
     @Test("records are stored by kind and key, replaced and removed", arguments: kinds)
     func records(_ kind: Kind) throws {
-        let (storage, reopen) = try kind.make()
+        let directory = temporaryPath("contract")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (storage, reopen) = try kind.make(directory)
         try storage.putRecord(["role": "editor"], kind: "users", key: "a@example.com")
         try storage.putRecord(["role": "reader"], kind: "users", key: "b@example.com")
         try storage.putRecord(["role": "admin"], kind: "users", key: "a@example.com")
@@ -120,7 +130,7 @@ struct PersistenceContractTests {
     }
 }
 
-/// A new empty directory under the temporary directory.
+/// A new empty directory under the temporary directory, for the caller to remove.
 func temporaryPath(_ name: String) -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("lookout-\(name)-\(UUID())").path
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)

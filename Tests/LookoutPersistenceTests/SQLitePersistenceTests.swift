@@ -11,6 +11,7 @@ struct SQLitePersistenceTests {
     @Test("a file that is not a database, or not Lookout's, is refused and left as it was")
     func refusesForeignFiles() throws {
         let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let garbage = directory + "/garbage.sqlite"
         try Data("not a database at all, but long enough to have a header".utf8).write(
             to: URL(fileURLWithPath: garbage))
@@ -35,7 +36,9 @@ struct SQLitePersistenceTests {
 
     @Test("every commit syncs the log (synchronous = FULL), in a new file and an existing one")
     func syncsEveryCommit() throws {
-        let path = temporaryPath("sqlite") + "/lookout.sqlite"
+        let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         let created = try SQLitePersistence(path: path)
         try created.create(epoch: "e")
         for key in 0..<50 { try created.putRecord(.int(key), kind: "k", key: "\(key)") }
@@ -47,7 +50,9 @@ struct SQLitePersistenceTests {
 
     @Test("a damaged database is refused")
     func refusesDamage() throws {
-        let path = temporaryPath("sqlite") + "/lookout.sqlite"
+        let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         do {
             let storage = try SQLitePersistence(path: path)
             try storage.create(epoch: "e")
@@ -65,7 +70,9 @@ struct SQLitePersistenceTests {
 
     @Test("past the size limit a write fails as full, stores nothing, and reads still work")
     func full() throws {
-        let path = temporaryPath("sqlite") + "/lookout.sqlite"
+        let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         let storage = try SQLitePersistence(path: path, maxBytes: 256 * 1024)
         try storage.create(epoch: "e")
         let store = try Store(
@@ -99,6 +106,7 @@ struct SQLitePersistenceTests {
     @Test("an online backup is a complete database at one revision")
     func backup() throws {
         let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let storage = try SQLitePersistence(path: directory + "/lookout.sqlite")
         try storage.create(epoch: "e")
         let store = try Store(

@@ -30,7 +30,9 @@ struct SQLiteRevisionTests {
         // descriptor of a file drops the process's locks on it, and opening a second
         // storage closes one, so the shell could take itself for the last reader and
         // remove a log the first still writes to.
-        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let directory = temporaryPath("revision")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         do {
             let storage = try SQLitePersistence(path: path)
             try storage.create(epoch: "e")
@@ -68,7 +70,9 @@ struct SQLiteRevisionTests {
 
     @Test("a revision another connection recorded is seen before the next write, wherever its rows carry it")
     func anotherWriter() throws {
-        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let directory = temporaryPath("revision")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         let first = try SQLitePersistence(path: path)
         try first.create(epoch: "e")
         #expect(try first.load()?.revision == 0)
@@ -101,7 +105,9 @@ struct SQLiteRevisionTests {
         "while it holds the serving lock, a user written beside it does not make its next write read the revision in SQL"
     )
     func heldLock() throws {
-        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let directory = temporaryPath("revision")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         let lock = try ServingLock(database: path)
         let locked = try SQLitePersistence(path: path, lock: lock)
         try locked.create(epoch: "e")
@@ -139,7 +145,9 @@ struct SQLiteRevisionTests {
     @Test("a file of schema 1, which kept the revision in meta alone, opens at its revision")
     func schemaOne() throws {
         // Schema 1 had these tables; its `meta` kept the last revision above every row's.
-        let path = temporaryPath("revision") + "/lookout.sqlite"
+        let directory = temporaryPath("revision")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
         do {
             let storage = try SQLitePersistence(path: path)
             try storage.create(epoch: "old")

@@ -17,7 +17,9 @@ struct ServingLockTests {
 
     @Test("held, it refuses another process and another lock in this one; released, it is free")
     func exclusive() throws {
-        let database = temporaryPath("lock") + "/lookout.sqlite"
+        let directory = temporaryPath("lock")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/lookout.sqlite"
         let lock = try ServingLock(database: database)
         #expect(lock.path == database + ".lock")
         #expect(try !Self.freeElsewhere(lock.path))
@@ -36,7 +38,9 @@ struct ServingLockTests {
 
     @Test("the lock file is private, and a lock file left behind holds nothing")
     func leftBehind() throws {
-        let database = temporaryPath("lock") + "/lookout.sqlite"
+        let directory = temporaryPath("lock")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let database = directory + "/lookout.sqlite"
         do { _ = try ServingLock(database: database) }
         #expect(FileManager.default.fileExists(atPath: database + ".lock"))
         let mode = try FileManager.default.attributesOfItem(atPath: database + ".lock")[.posixPermissions] as? Int
