@@ -66,15 +66,20 @@ if [[ ! -x $VALGRIND_DIR/bin/valgrind ]]; then
     curl -fsSL -o "$TMP/valgrind.tar.bz2" "$VALGRIND_SOURCE"
     echo "$VALGRIND_SHA256  $TMP/valgrind.tar.bz2" | sha256sum -c --quiet - || die "valgrind's source is not the expected file"
     tar -xjf "$TMP/valgrind.tar.bz2" -C "$TMP"
+    # Installed into a staging root first and moved into place whole, so that a build cut
+    # short leaves no VALGRIND_DIR that the next run would take for a finished one.
     (
         cd "$TMP/valgrind-3.24.0"
         patch -p1 <"$REPO_ROOT/Benchmarks/valgrind/sigsuspend.patch"
-        ./configure --prefix="$VALGRIND_DIR" && make -j"$(nproc)" && make install
+        ./configure --prefix="$VALGRIND_DIR" && make -j"$(nproc)" && make install DESTDIR="$TMP/stage"
     ) >"$TMP/valgrind-build.log" 2>&1 || {
         show_tail "$TMP/valgrind-build.log" "valgrind's build"
         die "valgrind did not build"
     }
-    rm -rf "$TMP/valgrind-3.24.0" "$TMP/valgrind.tar.bz2"
+    mkdir -p "$(dirname "$VALGRIND_DIR")"
+    rm -rf "$VALGRIND_DIR"
+    mv "$TMP/stage$VALGRIND_DIR" "$VALGRIND_DIR"
+    rm -rf "$TMP/valgrind-3.24.0" "$TMP/valgrind.tar.bz2" "$TMP/stage"
 fi
 VALGRIND="$VALGRIND_DIR/bin/valgrind"
 CONTROL="$VALGRIND_DIR/bin/callgrind_control"
