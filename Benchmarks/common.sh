@@ -105,17 +105,18 @@ release_binary() { # repo-root
 # A loopback port free right now, chosen by the kernel.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# Waits up to 15 s for url to answer 2xx while pid lives.
-wait_until_answers() { # url pid name
-    local url=$1 pid=$2 name=$3 i
-    for ((i = 0; i < 150; i++)); do
+# Waits up to `seconds` (15 unless given) for url to answer 2xx while pid lives.
+wait_until_answers() { # url pid name [seconds]
+    local url=$1 pid=$2 name=$3 limit=${4:-15}
+    local deadline=$((SECONDS + limit))
+    while ((SECONDS < deadline)); do
         kill -0 "$pid" 2>/dev/null || die "$name (pid $pid) exited before answering $url"
-        if curl -fsS -o /dev/null --max-time 1 "$url" 2>/dev/null; then
+        if curl -fsS -o /dev/null --max-time 5 "$url" 2>/dev/null; then
             return 0
         fi
         sleep 0.1
     done
-    die "$name did not answer $url within 15s"
+    die "$name did not answer $url within ${limit}s"
 }
 
 # --- wrk parsing -------------------------------------------------------------------
@@ -186,7 +187,7 @@ write_nchan_conf() { # dir port timeout-seconds
     local dir=$1 port=$2 timeout=$3
     cat >"$dir/nginx.conf" <<CONF
 load_module $NCHAN_MODULE;
-worker_processes $(nproc);
+$(if [[ ${NCHAN_ONE_PROCESS:-0} == 1 ]]; then echo "worker_processes 1;"; echo "master_process off;"; else echo "worker_processes $(nproc);"; fi)
 worker_rlimit_nofile 20000;
 pid $dir/nginx.pid;
 error_log $dir/error.log warn;
@@ -258,16 +259,19 @@ editor_token() { # base
 # timeouts.sh): each starts one on a free PORT, sets SERVER_PID, and TARGET_ARGS for the
 # long-poll client. They use TMP (the items data file at $TMP/items.json, logs) and
 # LOOKOUT_BIN. Named apart from the start_lookout some scripts define for their own runs.
+# A caller may set LAUNCHER, an array put before the server's command (instructions.sh:
+# valgrind), and STARTUP_SECONDS, how long the server may take to answer (15 unless set);
+# NCHAN_ONE_PROCESS=1 runs nginx as one process, without its master.
 NGINX=/usr/sbin/nginx
 
 start_compared_lookout() { # mode
     PORT=$(free_port)
     rm -rf "$TMP/data"
-    "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
-        --database "$1" --log-level warning --max-connections 20000 \
+    ${LAUNCHER[@]+"${LAUNCHER[@]}"} "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" \
+        --data-file "$TMP/items.json" --database "$1" --log-level warning --max-connections 20000 \
         --max-connections-per-client 0 --max-wait 300 --idle-timeout 600 2>"$TMP/lookout.log" &
     SERVER_PID=$!
-    wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
+    wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout "${STARTUP_SECONDS:-15}"
     # shellcheck disable=SC2034 # read by the scripts that source this file
     TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
 }
@@ -277,9 +281,9 @@ start_compared_nchan() { # [longest wait, seconds: 300]
     rm -rf "$TMP/nginx"
     mkdir -p "$TMP/nginx"
     write_nchan_conf "$TMP/nginx" "$PORT" "${1:-300}"
-    "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
+    ${LAUNCHER[@]+"${LAUNCHER[@]}"} "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/nginx.log" &
     SERVER_PID=$!
-    wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan
+    wait_until_answers "http://127.0.0.1:$PORT/healthz" "$SERVER_PID" nchan "${STARTUP_SECONDS:-15}"
     # shellcheck disable=SC2034 # read by the scripts that source this file
     TARGET_ARGS=(--nchan)
 }

@@ -91,17 +91,6 @@ CLIENT="$TMP/client"
 cc -O2 -Wall -Wextra -o "$CLIENT" Benchmarks/longpoll/client.c
 items_data_file "$TMP/items.json" 20000
 
-# Waits up to 300 s (a server under valgrind starts ~50x slower) for url to answer 2xx.
-wait_for_valgrind() { # url
-    local i
-    for ((i = 0; i < 600; i++)); do
-        kill -0 "$SERVER_PID" 2>/dev/null || die "the server under valgrind exited (see $TMP/valgrind.log)"
-        curl -fsS -o /dev/null --max-time 5 "$1" 2>/dev/null && return 0
-        sleep 0.5
-    done
-    die "the server under valgrind did not answer $1 within 300 s"
-}
-
 # Prints the counted instructions per round, by library, and the TOP functions.
 report() { # target callgrind-file
     local rounds=$((ROUNDS + 10))
@@ -131,26 +120,15 @@ for count, name in functions[:top]:
 }
 
 measure() { # target
-    local target=$1 out="$TMP/callgrind.$1" url
+    local target=$1 out="$TMP/callgrind.$1"
+    # Read by start_compared_lookout and start_compared_nchan (common.sh); a server under
+    # valgrind starts ~50x slower.
+    local -a LAUNCHER=("$VALGRIND" --tool=callgrind --instr-atstart=no --callgrind-out-file="$out")
+    local STARTUP_SECONDS=300
     if [[ $target == lookout ]]; then
-        PORT=$(free_port)
-        LOOKOUT_SPIN_MICROSECONDS=0 "$VALGRIND" --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-            "$LOOKOUT_BIN" --port "$PORT" --bind 127.0.0.1 --data-dir "$TMP/data" --data-file "$TMP/items.json" \
-            --database "$MODE" --log-level warning --max-wait 300 2>"$TMP/valgrind.log" &
-        SERVER_PID=$!
-        url="http://127.0.0.1:$PORT/v1/items/1"
-        wait_for_valgrind "$url"
-        TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
+        LOOKOUT_SPIN_MICROSECONDS=0 start_compared_lookout "$MODE"
     else
-        PORT=$(free_port)
-        mkdir -p "$TMP/nginx"
-        write_nchan_conf "$TMP/nginx" "$PORT" 300
-        sed -i -e 's/^worker_processes .*/worker_processes 1;\nmaster_process off;/' "$TMP/nginx/nginx.conf"
-        "$VALGRIND" --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-            "$NGINX" -c "$TMP/nginx/nginx.conf" -p "$TMP/nginx" 2>"$TMP/valgrind.log" &
-        SERVER_PID=$!
-        wait_for_valgrind "http://127.0.0.1:$PORT/healthz"
-        TARGET_ARGS=(--nchan)
+        NCHAN_ONE_PROCESS=1 start_compared_nchan
     fi
     "$CLIENT" single "${TARGET_ARGS[@]}" --port "$PORT" --id 7 --rounds 50 >/dev/null ||
         die "$target: the uncounted single wakes failed"
