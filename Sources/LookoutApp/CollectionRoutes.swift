@@ -24,9 +24,9 @@ struct CollectionRoutes: Sendable {
     /// Each collection's document shape, by name.
     let shapes: [String: DocumentShape]
     /// Rendered lists, by grant, collection and query.
-    let rendered = RenderCache<String>()
+    let rendered = RenderCache<ViewCacheKey>()
     /// Rendered documents, by grant, collection, id and query.
-    let renderedDocuments = RenderCache<String>()
+    let renderedDocuments = RenderCache<ViewCacheKey>()
 
     private var access: ReadAccess { ReadAccess(tokens: tokens) }
 
@@ -48,7 +48,7 @@ struct CollectionRoutes: Sendable {
         let grant = try access.grant(of: context, reading: options, in: snapshot)
         // Every client asking the same query with the same grant at the same revision
         // shares one rendering; the long-poll's own parameters do not change what is rendered.
-        let key = grant.cacheKey + context.viewKey
+        let key = ViewCacheKey(grant: grant, view: context.viewKey)
         return try rendered.view(for: key, at: snapshot) { snapshot in
             var view = try renderList(collection, context.query, grant, snapshot)
             view.sharedAs = key
@@ -93,7 +93,7 @@ struct CollectionRoutes: Sendable {
         guard let options = snapshot.options(of: collection) else { throw APIError.notFound }
         let grant = try access.grant(of: context, reading: options, in: snapshot)
         // Shared like lists: ten thousand polls woken on one document render it once.
-        let key = grant.cacheKey + context.viewKey
+        let key = ViewCacheKey(grant: grant, view: context.viewKey)
         return try renderedDocuments.view(for: key, at: snapshot) { snapshot in
             let projection = try Projection(
                 fields: context.query["fields"], expand: context.query["expand"], collection: collection,

@@ -100,7 +100,7 @@ final class HeldPoll: FieldRegistrar.Waiter {
             return
         }
         // The cached rendering names the tag's revision and the caching headers.
-        let key = ["304", name, String(view.revision), epoch]
+        let key = ["304", name.grant.cacheKey, name.view, String(view.revision), epoch]
         if held.respond(sharing: key, { unchanged.response(requestID: nil) }) { route.counted(304) }
     }
 
@@ -201,9 +201,10 @@ final class HeldPoll: FieldRegistrar.Waiter {
         // What the answer is made of: its status, the cached rendering (its key and
         // revision name its bytes), the epoch in its ETag, and the changed keys.
         var key: [String] = []
-        key.reserveCapacity(4 + changed.count)
+        key.reserveCapacity(5 + changed.count)
         key.append("200")
-        key.append(name)
+        key.append(name.grant.cacheKey)
+        key.append(name.view)
         key.append(String(view.revision))
         key.append(epoch)
         key.append(contentsOf: changed)

@@ -214,7 +214,7 @@ final class LookoutResponder: HTTPResponder {
         }
 
         func counted(_ status: Int) {
-            responder.counted(context.request, context.requestID, measured, status: status)
+            responder.counted(context, measured, status: status)
         }
     }
 
@@ -245,9 +245,13 @@ final class LookoutResponder: HTTPResponder {
 
     /// Logs and counts a successful answer made elsewhere: one response that many held
     /// polls share.
-    private func counted(_ request: HTTPRequest, _ requestID: RequestID, _ measured: Measured, status: Int) {
-        logSuccess(request, requestID, status: status)
-        measured.metrics.record(method: request.method, status: status, since: measured.started)
+    ///
+    /// Takes the context, not its request: passing `context.request` copied the whole
+    /// request (a retain and a release of each of its parts) for every poll a fan-out
+    /// answers, where only its method is read unless each request is logged.
+    private func counted(_ context: RequestContext, _ measured: Measured, status: Int) {
+        if logsEachRequest { logSuccess(context.request, context.requestID, status: status) }
+        measured.metrics.record(method: context.request.method, status: status, since: measured.started)
     }
 
     private func logSuccess(_ request: HTTPRequest, _ requestID: RequestID, status: Int) {

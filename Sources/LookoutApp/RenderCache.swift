@@ -12,13 +12,24 @@ struct RenderedView: Sendable {
     /// The snapshot's revision; the view is current while the store is at it.
     let revision: UInt64
     /// The cache key it is rendered under, which names its bytes at `revision` for every
-    /// request with that key (grant and ``RequestContext/viewKey``); nil when not cached.
-    var sharedAs: String? = nil
+    /// request with that key; nil when not cached.
+    var sharedAs: ViewCacheKey? = nil
 
     /// Whether a client holding `other` would see nothing new in this one.
     func hasSameContent(as other: RenderedView) -> Bool {
         body == other.body && headers.elementsEqual(other.headers) { $0 == $1 }
     }
+}
+
+/// What a shared rendering is kept under: the grant it was rendered for and the
+/// request's ``RequestContext/viewKey``. Requests with equal keys see the same bytes at a
+/// revision.
+///
+/// Two parts, not one string: joined, they were a new string (an allocation, a copy and a
+/// free) every time a view was rendered or found, which is every poll a fan-out wakes.
+struct ViewCacheKey: Hashable, Sendable {
+    let grant: ReadGrant
+    let view: String
 }
 
 /// What holds for one revision of the store and is kept for it (``RevisionCache``).
