@@ -148,6 +148,26 @@ struct TokenServiceTests {
         #expect(throws: AuthError.tokenExpired) { try tokens.verify(other) }
     }
 
+    @Test("a token that ends as a remembered one does but differs before is not taken for it")
+    func rememberedByWholeText() throws {
+        let tokens = service()
+        let issued = tokens.issue(for: user)
+        #expect(try tokens.verify(issued.token) == issued.claims)  // remembered now
+        // The remembered token's signature on another payload: found by the hash of its
+        // end, and refused because the whole text differs.
+        let parts = issued.token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let payload = Base64URL.encode(Array(#"{"sub":"someone-else","role":"admin"}"#.utf8))
+        let forged = [parts[0], payload, parts[2]].joined(separator: ".")
+        #expect(throws: AuthError.self) { try tokens.verify(forged) }
+
+        let cache = VerifiedTokens(capacity: 8)
+        let end = String(repeating: "s", count: VerifiedTokens.TokenText.hashedBytes)
+        cache.remember("header.payload." + end, issued.claims, ring: 0)
+        #expect(cache.claims(for: "header.payload." + end, ring: 0) == issued.claims)
+        #expect(cache.claims(for: "header.other-payload." + end, ring: 0) == nil)
+        #expect(cache.claims(for: "x" + end, ring: 0) == nil)
+    }
+
     @Test("the remembered tokens are bounded: two generations, the oldest dropped")
     func rememberedBound() {
         let cache = VerifiedTokens(capacity: 2)
