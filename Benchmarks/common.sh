@@ -276,6 +276,7 @@ start_compared_lookout() { # mode
     TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
 }
 
+# shellcheck disable=SC2120 # its one argument is optional; most callers leave it out
 start_compared_nchan() { # [longest wait, seconds: 300]
     PORT=$(free_port)
     rm -rf "$TMP/nginx"

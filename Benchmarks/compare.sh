@@ -508,12 +508,10 @@ for mode in $MODES; do
     # SQLite's goals allow one durable commit more than Nchan's: for the single wake and
     # the single event, one made after the pause their writes come after.
     extra_p50=0
-    extra_p99=0
     single_p50=0
     single_p99=0
     if [[ $mode == sqlite ]]; then
         extra_p50=$COMMIT_P50
-        extra_p99=$COMMIT_P99
         single_p50=$PAUSED_P50
         single_p99=$PAUSED_P99
     fi

@@ -76,10 +76,14 @@ free_port() {
 # field NAME FILE-or-LINE...: the value of NAME=VALUE on the "result"/"summary" line
 field() { grep -o "\b$1=[0-9.]*" | head -n 1 | cut -d= -f2; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status"; }
-fd_count() { ls "/proc/$SERVER_PID/fd" | wc -l; }
+fd_count() { find "/proc/$SERVER_PID/fd" -mindepth 1 -maxdepth 1 | wc -l; }
 now_ns() { "$CLIENT" now; }
 # Median write round trip in µs over the "write ID STATUS T0 T1" lines of client patch outputs.
-write_median_us() { median $(awk '$1 == "write" { printf "%.1f\n", ($5 - $4) / 1000 }' "$@"); }
+write_median_us() {
+    local -a us
+    mapfile -t us < <(awk '$1 == "write" { printf "%.1f\n", ($5 - $4) / 1000 }' "$@")
+    median "${us[@]}"
+}
 
 # --- build and data ----------------------------------------------------------------
 

@@ -41,7 +41,7 @@ REPO_ROOT="$(pwd)"
 command -v wrk >/dev/null || die "wrk is needed: apt-get install wrk"
 NGINX=${NGINX:-/usr/sbin/nginx}
 [[ -x $NGINX ]] || die "nginx is needed: apt-get install nginx-light"
-PG_BIN="${LOOKOUT_PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+PG_BIN="${LOOKOUT_PG_BIN:-$(compgen -G '/usr/lib/postgresql/*/bin' | sort -V | tail -1)}"
 [[ -x $PG_BIN/initdb ]] || die "PostgreSQL's initdb not found (apt-get install postgresql, or set LOOKOUT_PG_BIN)"
 
 TMP=$(mktemp -d)
