@@ -85,7 +85,7 @@ REPO_ROOT="$(pwd)"
 install_missing() {
     local -a packages=() package
     for package in libmicrohttpd-dev libsqlite3-dev; do
-        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -qx 'install ok installed' || packages+=("$package")
+        package_installed "$package" || packages+=("$package")
     done
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
     command -v curl >/dev/null 2>&1 || packages+=(curl)
@@ -93,20 +93,6 @@ install_missing() {
     command -v python3 >/dev/null 2>&1 || packages+=(python3)
     if [[ $PROFILE == 1 ]] && ! command -v perf >/dev/null 2>&1; then packages+=(linux-perf); fi
     apt_install "${packages[@]}"
-}
-
-# A TCP port on 127.0.0.1 that nothing answers on (racy, but Lookout fails loudly if it
-# is taken in between).
-free_port() {
-    local port attempt
-    for ((attempt = 0; attempt < 200; attempt++)); do
-        port=$((20000 + RANDOM % 40000))
-        if ! (: </dev/tcp/127.0.0.1/"$port") 2>/dev/null; then
-            printf '%s\n' "$port"
-            return 0
-        fi
-    done
-    die "no free port found"
 }
 
 # The given percentile from a wrk --latency report, in milliseconds.

@@ -21,6 +21,9 @@ stop_pid() { # pid name
     wait "$pid" 2>/dev/null || true
 }
 
+# Whether Debian package $1 is installed (a library has no command to look for).
+package_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -qx 'install ok installed'; }
+
 # Installs Debian packages, with sudo only when not root; nothing when given none.
 apt_install() {
     (($# > 0)) || return 0
