@@ -121,7 +121,7 @@ for line in sys.stdin:
         total = count
         continue
     library = re.search(r"\[([^\]]*)\]\s*$", name)
-    library = library.group(1).rsplit("/", 1)[-1] if library else "unnamed code (static functions of a library, mostly SQLite)"
+    library = library.group(1).rsplit("/", 1)[-1] if library else "unnamed code (static functions of stripped libraries: libmicrohttpd, SQLite)"
     libraries[library] = libraries.get(library, 0) + count
     functions.append((count, re.sub(r"\s*\[[^\]]*\]\s*$", "", name)))
 print(f"\n{target}: {total / rounds:,.0f} instructions per {unit} ({total:,} over {rounds:,})")
