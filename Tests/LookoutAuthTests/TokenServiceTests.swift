@@ -148,7 +148,7 @@ struct TokenServiceTests {
         #expect(throws: AuthError.tokenExpired) { try tokens.verify(other) }
     }
 
-    @Test("a token that ends as a remembered one does but differs before is not taken for it")
+    @Test("a token with a remembered token's signature but another payload is not taken for it")
     func rememberedByWholeText() throws {
         let tokens = service()
         let issued = tokens.issue(for: user)
