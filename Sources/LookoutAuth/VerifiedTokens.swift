@@ -32,12 +32,10 @@ final class VerifiedTokens: Sendable {
         static func == (left: TokenText, right: TokenText) -> Bool { left.text == right.text }
 
         func hash(into hasher: inout Hasher) {
-            let hashed = text.utf8.withContiguousStorageIfAvailable { bytes in
-                let end = UnsafeBufferPointer(rebasing: bytes.suffix(Self.hashedBytes))
-                hasher.combine(bytes: UnsafeRawBufferPointer(end))
-            }
-            if hashed == nil {
-                for byte in text.utf8.suffix(Self.hashedBytes) { hasher.combine(byte) }
+            var text = text  // withUTF8 is mutating; a native string is not copied
+            text.withUTF8 { bytes in
+                hasher.combine(
+                    bytes: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).suffix(Self.hashedBytes)))
             }
         }
     }
