@@ -279,6 +279,14 @@ start_compared_lookout() { # mode
     TARGET_ARGS=(--token "$(editor_token "http://127.0.0.1:$PORT")")
 }
 
+# The client's arguments for a poll on items/1?fields=v, one a line: the cursor Lookout's
+# polls wait from (`--etag`); none for Nchan, whose polls need none.
+etag_args() { # target: lookout* or nchan
+    if [[ $1 == lookout* ]]; then
+        printf '%s\n' --etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")"
+    fi
+}
+
 # shellcheck disable=SC2120 # its one argument is optional; most callers leave it out
 start_compared_nchan() { # [longest wait, seconds: 300]
     PORT=$(free_port)

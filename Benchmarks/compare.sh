@@ -138,12 +138,6 @@ pss_kib() {
 PORT=""
 TARGET_ARGS=()
 
-etag_args() { # target: the cursor Lookout's polls wait from; Nchan needs none
-    if [[ $1 == lookout* ]]; then
-        printf '%s\n' --etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")"
-    fi
-}
-
 # start_clients MODE NAME COUNT (same ID | ids FROM) [client options]: 2 clients x COUNT/2
 # polls (MODE hold) or streams (MODE streams), each process on its own source address (one
 # process may hold ~20,000 files); returns 1 s after both are ready.

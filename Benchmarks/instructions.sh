@@ -154,8 +154,8 @@ wait_until_held() { # target count
 
 # One fan-out of FANOUT polls; counted between the write and the last answer when $2 is 1.
 fan_out() { # target counted value
-    local name="$TMP/$1-fanout-$3" etag=() i
-    [[ $1 != lookout ]] || etag=(--etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")")
+    local name="$TMP/$1-fanout-$3" etag i
+    mapfile -t etag < <(etag_args "$1")
     "$CLIENT" hold "${TARGET_ARGS[@]}" --port "$PORT" -n "$FANOUT" --same-id 1 "${etag[@]}" --wait 600 \
         --timeout 900 --keep-open >"$name.out" 2>"$name.err" &
     HOLD_PID=$!

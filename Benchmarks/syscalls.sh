@@ -128,10 +128,8 @@ single() { # target
 fanout() { # target
     local target=$1 p ok
     start_target "$target"
-    local -a etag=()
-    if [[ $target == lookout ]]; then
-        etag=(--etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")")
-    fi
+    local -a etag
+    mapfile -t etag < <(etag_args "$target")
     conntrack_room "$FANOUT"
     CLIENT_PIDS=()
     for p in 0 1; do

@@ -63,7 +63,7 @@ start_lookout() {
         --max-wait 300 2>"$TMP/lookout.log" &
     SERVER_PID=$!
     wait_until_answers "http://127.0.0.1:$PORT/v1/items/1" "$SERVER_PID" lookout
-    TARGET_ARGS=(--etag "$(curl -fsS -o /dev/null -w '%header{etag}' "http://127.0.0.1:$PORT/v1/items/1?fields=v")")
+    mapfile -t TARGET_ARGS < <(etag_args lookout)
 }
 
 # CPU ticks (user + system) of the server: its process and, for nginx, its workers.
