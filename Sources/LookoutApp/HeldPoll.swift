@@ -62,6 +62,9 @@ final class HeldPoll: FieldRegistrar.Waiter {
     private let requestID: String?
     /// Renders the view, and logs and counts each answer (a shared one by its status).
     private let route: any ViewRoute
+    /// The route's ``ViewRoute/identity`` when its rendering is shared: found at the hold,
+    /// so that a wake renders it once per batch for the polls with the same (``WakeRenders``).
+    private let identity: RenderIdentity?
     private let state: Mutex<State>
     private let deadline = Mutex<DeadlineTimer.Token?>(nil)
 
@@ -78,6 +81,7 @@ final class HeldPoll: FieldRegistrar.Waiter {
         self.epoch = epoch
         self.requestID = requestID
         self.route = route
+        self.identity = view.sharedAs != nil ? route.identity : nil
         self.state = Mutex(State(view: view))
     }
 
@@ -163,9 +167,14 @@ final class HeldPoll: FieldRegistrar.Waiter {
     /// see something new, else returns what the new rendering read, to wait on it.
     private func rerender(_ held: SuspendedRequest, changed: [String], revision: UInt64) -> ReadSet? {
         let latest = store.snapshot()
+        let renders = identity == nil ? nil : SuspendedRequest.batchLocal(WakeRenders.init)
         let view: RenderedView
         do {
-            view = try route.render(latest)
+            if let identity, let renders {
+                view = try renders.view(for: identity, at: latest.revision) { try route.render(latest) }
+            } else {
+                view = try route.render(latest)
+            }
             WakeTrace.mark(.rendered, revision: revision)
         } catch {
             finish(held, .failure(error))
@@ -183,32 +192,40 @@ final class HeldPoll: FieldRegistrar.Waiter {
         }
         guard same else {
             if WakeTrace.isEnabled { held.traceWake(revision: revision) }
-            answerFresh(held, view, epoch: latest.epoch, changed: names)
+            answerFresh(held, view, epoch: latest.epoch, changed: names, renders: renders)
             WakeTrace.mark(.answered, revision: revision)
             return nil
         }
         return view.reads
     }
 
-    /// Answers with a new rendering; shared when nothing in the answer is this poll's own.
-    private func answerFresh(_ held: SuspendedRequest, _ view: RenderedView, epoch: String, changed: [String]) {
-        let fresh = Answer.fresh(view, epoch: epoch, changed: changed)
+    /// Answers with a new rendering; shared when nothing in the answer is this poll's own,
+    /// under a key that `renders`, the batch's, keeps for the polls answered after it.
+    private func answerFresh(
+        _ held: SuspendedRequest, _ view: RenderedView, epoch: String, changed: [String], renders: WakeRenders?
+    ) {
         guard requestID == nil, let name = view.sharedAs else {
-            finish(held, .success(fresh))
+            finish(held, .success(.fresh(view, epoch: epoch, changed: changed)))
             return
         }
         cancelDeadline()
         // What the answer is made of: its status, the cached rendering (its key and
         // revision name its bytes), the epoch in its ETag, and the changed keys.
-        var key: [String] = []
-        key.reserveCapacity(5 + changed.count)
-        key.append("200")
-        key.append(name.grant.cacheKey)
-        key.append(name.view)
-        key.append(String(view.revision))
-        key.append(epoch)
-        key.append(contentsOf: changed)
-        if held.respond(sharing: key, { fresh.response(requestID: nil) }) { route.counted(200) }
+        let parts = {
+            var key: [String] = []
+            key.reserveCapacity(5 + changed.count)
+            key.append("200")
+            key.append(name.grant.cacheKey)
+            key.append(name.view)
+            key.append(String(view.revision))
+            key.append(epoch)
+            key.append(contentsOf: changed)
+            return key
+        }
+        let key = renders?.answerKey(name, view, epoch: epoch, changed: changed, make: parts) ?? parts()
+        if held.respond(sharing: key, { Answer.fresh(view, epoch: epoch, changed: changed).response(requestID: nil) }) {
+            route.counted(200)
+        }
     }
 
     private func finish(_ held: SuspendedRequest, _ result: Result<Answer, any Error>) {

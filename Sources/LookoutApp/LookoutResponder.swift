@@ -209,6 +209,10 @@ final class LookoutResponder: HTTPResponder {
             try renderView(context, snapshot)
         }
 
+        var identity: RenderIdentity {
+            RenderIdentity(viewKey: context.viewKey, authorization: context.request.headers["Authorization"])
+        }
+
         func finish(_ result: Result<HTTPResponse, any Error>) -> HTTPResponse {
             responder.finish(context.request, context.requestID, measured, result)
         }

@@ -9,6 +9,8 @@ import LookoutStore
 protocol ViewRoute: AnyObject, Sendable {
     /// The view, rendered from `snapshot`.
     func render(_ snapshot: StoreSnapshot) throws -> RenderedView
+    /// What a shared rendering of it depends on in its request.
+    var identity: RenderIdentity { get }
     /// The response for `result`, logged and counted.
     func finish(_ result: Result<HTTPResponse, any Error>) -> HTTPResponse
     /// Logs and counts an answer made elsewhere (one that many held polls share), by its status.

@@ -166,6 +166,15 @@ public final class SuspendedRequest: Sendable {
         return try batch.makingCurrent(body)
     }
 
+    /// The running batch's object of type `Kept` (``resumingTogether(_:)``), made by `make`
+    /// the first time it is asked for in the batch; nil outside a batch.
+    ///
+    /// For what the work of one batch may share and no later work may: a batch is one
+    /// loop's pass over the work posted to it, or one write's wakes.
+    public static func batchLocal<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept? {
+        ResumeBatch.current?.local(make)
+    }
+
     /// Sends now the answers of requests resumed on other daemons of this event loop (the
     /// long-polls a write woke), before the running handler builds its own answer, which
     /// the poll's client does not wait for. Does nothing outside a request's handler.
@@ -221,6 +230,19 @@ final class ResumeBatch: Sendable {
     private let responses = Mutex(SharedResponses())
     /// Work for other loops not yet posted.
     private let posts = Mutex<[(loop: EventLoop, work: [Action])]>([])
+    /// What ``SuspendedRequest/batchLocal(_:)`` made in this batch, one of each type.
+    private let locals = Mutex<[(type: ObjectIdentifier, object: AnyObject & Sendable)]>([])
+
+    /// The batch's object of type `Kept`, made by `make` the first time.
+    func local<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept {
+        let type = ObjectIdentifier(Kept.self)
+        if let kept = locals.withLock({ $0.first { $0.type == type }?.object }) {
+            return unsafeDowncast(kept, to: Kept.self)
+        }
+        let made = make()
+        locals.withLock { $0.append((type, made)) }
+        return made
+    }
 
     /// Queues `work` for `loop`, posting the loop's queue when it is a chunk long.
     func post(_ work: @escaping @Sendable () -> Void, to loop: EventLoop) {

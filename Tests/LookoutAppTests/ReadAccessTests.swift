@@ -506,6 +506,50 @@ struct ReadAccessTests {
         }
     }
 
+    @Test("polls on one document woken together each get their own grant's answer: public, full, or 401")
+    func pollsWokenTogetherKeepTheirGrants() async throws {
+        let clock = ManualWallClock()
+        try await withAccessApp(clock: clock) { app in
+            let expiring = bearer(try await app.login())
+            clock.advance(seconds: 3000)
+            // Logged in later, so their tokens outlive the first.
+            let reader = bearer(try await app.login())
+            let editor = try await app.editorHeaders()
+            let tag = try #require(try await app.request("GET", "/v1/shops/1").header("ETag"))
+            // Interleaved, so that a wake renders them one after another in one pass, where
+            // a rendering kept for the pass (WakeRenders) must not pass to another header.
+            let kinds = (0..<12).map { ["anonymous", "holder", "expired"][$0 % 3] }
+            let headers = ["anonymous": [], "holder": reader, "expired": expiring]
+            try await withThrowingTaskGroup(of: (String, TestHTTPResponse).self) { group in
+                for kind in kinds {
+                    let sent = (headers[kind] ?? []) + [("If-None-Match", tag)]
+                    group.addTask { (kind, try await app.request("GET", "/v1/shops/1?wait=30", headers: sent)) }
+                }
+                try await app.waitUntilHeld(kinds.count)
+                clock.advance(seconds: 700)
+                let write = try await app.request(
+                    "PATCH", "/v1/shops/1", headers: editor, body: #"{"name":"Nara","secret":"together"}"#)
+                #expect(write.status == 200)
+                var seen: [String: Int] = [:]
+                for try await (kind, answer) in group {
+                    seen[kind, default: 0] += 1
+                    switch kind {
+                    case "anonymous":
+                        #expect(answer.status == 200)
+                        #expect(answer.text.contains("Nara") && !answer.text.contains("together"), "\(answer.text)")
+                    case "holder":
+                        #expect(answer.status == 200)
+                        #expect(try answer.json["secret"] == "together", "\(answer.text)")
+                    default:
+                        #expect(answer.status == 401, "\(answer.text)")
+                        #expect(try answer.json["error"]?["code"] == "token_expired")
+                    }
+                }
+                #expect(seen == ["anonymous": 4, "holder": 4, "expired": 4])
+            }
+        }
+    }
+
     @Test("on a \"public\": true collection a poll with an expired token is answered as always")
     func expiredTokenOnPublicCollection() async throws {
         let clock = ManualWallClock()

@@ -272,6 +272,38 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("what posted work holds is let go once it has run, while the server runs")
+    func postedWorkIsReleased() throws {
+        try withServer { server, responder in
+            let connections = try (0..<100).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: server.port) }
+            for connection in connections {
+                try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            let held = try responder.held.wait(for: connections.count)
+            // Half posted one by one, half in a batch's chunks.
+            SuspendedRequest.resumingTogether {
+                for (index, request) in held.enumerated() where index.isMultiple(of: 2) {
+                    let owner = responder.owners.make()
+                    request.onItsLoop { withExtendedLifetime(owner) { _ = request.respond(HTTPResponse(status: 200)) } }
+                }
+            }
+            for (index, request) in held.enumerated() where !index.isMultiple(of: 2) {
+                let owner = responder.owners.make()
+                request.onItsLoop { withExtendedLifetime(owner) { _ = request.respond(HTTPResponse(status: 200)) } }
+            }
+            for connection in connections {
+                #expect(try connection.readResponse().status == 200)
+            }
+            // Released on the loop's thread, which the client's read may come before: looked
+            // at until then, for up to 30 s.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while responder.owners.alive > 0 && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            #expect(responder.owners.alive == 0, "every task released while the server runs")
+        }
+    }
+
     @Test(
         "a batch answering one in place runs the first request's work on its own thread and sends that answer at once")
     func answeredInPlace() throws {
