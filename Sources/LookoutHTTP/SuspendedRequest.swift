@@ -167,10 +167,12 @@ public final class SuspendedRequest: Sendable {
     }
 
     /// The running batch's object of type `Kept` (``resumingTogether(_:)``), made by `make`
-    /// the first time it is asked for in the batch; nil outside a batch.
+    /// when it is asked for the second time in the batch; nil outside a batch, and at the
+    /// batch's first ask (of any type).
     ///
     /// For what the work of one batch may share and no later work may: a batch is one
-    /// loop's pass over the work posted to it, or one write's wakes.
+    /// loop's pass over the work posted to it, or one write's wakes. Made only once a
+    /// second piece of work asks, so that a batch of one (a single wake) makes nothing.
     public static func batchLocal<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept? {
         ResumeBatch.current?.local(make)
     }
@@ -230,18 +232,31 @@ final class ResumeBatch: Sendable {
     private let responses = Mutex(SharedResponses())
     /// Work for other loops not yet posted.
     private let posts = Mutex<[(loop: EventLoop, work: [Action])]>([])
-    /// What ``SuspendedRequest/batchLocal(_:)`` made in this batch, one of each type.
-    private let locals = Mutex<[(type: ObjectIdentifier, object: AnyObject & Sendable)]>([])
+    /// What ``SuspendedRequest/batchLocal(_:)`` made in this batch, one of each type, and
+    /// whether it was asked before.
+    private struct Locals {
+        var asked = false
+        var objects: [(type: ObjectIdentifier, object: AnyObject & Sendable)] = []
+    }
 
-    /// The batch's object of type `Kept`, made by `make` the first time.
-    func local<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept {
+    private let locals = Mutex(Locals())
+
+    /// The batch's object of type `Kept`, made by `make` at its second ask; nil at the
+    /// batch's first.
+    func local<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept? {
         let type = ObjectIdentifier(Kept.self)
-        if let kept = locals.withLock({ $0.first { $0.type == type }?.object }) {
-            return unsafeDowncast(kept, to: Kept.self)
+        return locals.withLock { locals in
+            if let kept = locals.objects.first(where: { $0.type == type })?.object {
+                return unsafeDowncast(kept, to: Kept.self)
+            }
+            guard locals.asked else {
+                locals.asked = true
+                return nil
+            }
+            let made = make()
+            locals.objects.append((type, made))
+            return made
         }
-        let made = make()
-        locals.withLock { $0.append((type, made)) }
-        return made
     }
 
     /// Queues `work` for `loop`, posting the loop's queue when it is a chunk long.
