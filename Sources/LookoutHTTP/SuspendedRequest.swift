@@ -174,7 +174,8 @@ public final class SuspendedRequest: Sendable {
     /// loop's pass over the work posted to it, or one write's wakes. Made only once a
     /// second piece of work asks, so that a batch of one (a single wake) makes nothing.
     public static func batchLocal<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept? {
-        ResumeBatch.current?.local(make)
+        guard let kept = ResumeBatch.current?.local(ObjectIdentifier(Kept.self), make) else { return nil }
+        return unsafeDowncast(kept, to: Kept.self)
     }
 
     /// Sends now the answers of requests resumed on other daemons of this event loop (the
@@ -241,14 +242,12 @@ final class ResumeBatch: Sendable {
 
     private let locals = Mutex(Locals())
 
-    /// The batch's object of type `Kept`, made by `make` at its second ask; nil at the
-    /// batch's first.
-    func local<Kept: AnyObject & Sendable>(_ make: () -> Kept) -> Kept? {
-        let type = ObjectIdentifier(Kept.self)
-        return locals.withLock { locals in
-            if let kept = locals.objects.first(where: { $0.type == type })?.object {
-                return unsafeDowncast(kept, to: Kept.self)
-            }
+    /// The batch's object of `type`, made by `make` at its second ask; nil at the batch's
+    /// first. Not generic: a generic method called from another module runs unspecialized,
+    /// which cost 430 instructions a call here (Benchmarks/README.md, stop 53).
+    func local(_ type: ObjectIdentifier, _ make: () -> AnyObject & Sendable) -> (AnyObject & Sendable)? {
+        locals.withLock { locals in
+            for kept in locals.objects where kept.type == type { return kept.object }
             guard locals.asked else {
                 locals.asked = true
                 return nil
