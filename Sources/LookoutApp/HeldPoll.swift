@@ -211,7 +211,8 @@ final class HeldPoll: FieldRegistrar.Waiter {
         cancelDeadline()
         // What the answer is made of: its status, the cached rendering (its key and
         // revision name its bytes), the epoch in its ETag, and the changed keys.
-        let parts = {
+        // A local function, not a closure in a constant, which would be allocated.
+        func parts() -> [String] {
             var key: [String] = []
             key.reserveCapacity(5 + changed.count)
             key.append("200")
