@@ -213,14 +213,21 @@ struct HTTPServerTests {
         }
     }
 
+    /// `count` connections, each with a request to `/hold` held, and those requests.
+    private func holding(
+        _ count: Int, _ server: HTTPServer, _ responder: TestResponder
+    ) throws -> ([TestHTTPConnection], [SuspendedRequest]) {
+        let connections = try (0..<count).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: server.port) }
+        for connection in connections {
+            try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
+        }
+        return (connections, try responder.held.wait(for: connections.count))
+    }
+
     @Test("many suspended requests resumed at once all get their answers")
     func fanOut() throws {
         try withServer { server, responder in
-            let connections = try (0..<200).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: server.port) }
-            for connection in connections {
-                try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
-            }
-            let held = try responder.held.wait(for: connections.count)
+            let (connections, held) = try holding(200, server, responder)
             DispatchQueue.concurrentPerform(iterations: held.count) { index in
                 held[index].respond(HTTPResponse(status: 200, body: Array("\(index)".utf8)))
             }
@@ -275,11 +282,7 @@ struct HTTPServerTests {
     @Test("what posted work holds is let go once it has run, while the server runs")
     func postedWorkIsReleased() throws {
         try withServer { server, responder in
-            let connections = try (0..<100).map { _ in try TestHTTPConnection(host: "127.0.0.1", port: server.port) }
-            for connection in connections {
-                try connection.send("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n")
-            }
-            let held = try responder.held.wait(for: connections.count)
+            let (connections, held) = try holding(100, server, responder)
             // Half posted one by one, half in a batch's chunks.
             SuspendedRequest.resumingTogether {
                 for (index, request) in held.enumerated() where index.isMultiple(of: 2) {
