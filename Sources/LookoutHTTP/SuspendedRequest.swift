@@ -243,8 +243,9 @@ final class ResumeBatch: Sendable {
     private let locals = Mutex(Locals())
 
     /// The batch's object of `type`, made by `make` at its second ask; nil at the batch's
-    /// first. Not generic: a generic method called from another module runs unspecialized,
-    /// which cost 430 instructions a call here (Benchmarks/README.md, stop 53).
+    /// first. Not generic: ``SuspendedRequest/batchLocal(_:)``, generic and called from
+    /// another module, runs unspecialized, and this call inside it, generic, cost 430
+    /// instructions (Benchmarks/README.md, stop 53).
     func local(_ type: ObjectIdentifier, _ make: () -> AnyObject & Sendable) -> (AnyObject & Sendable)? {
         locals.withLock { locals in
             for kept in locals.objects where kept.type == type { return kept.object }

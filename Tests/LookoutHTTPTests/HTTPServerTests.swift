@@ -297,8 +297,8 @@ struct HTTPServerTests {
             for connection in connections {
                 #expect(try connection.readResponse().status == 200)
             }
-            // Released on the loop's thread, which the client's read may come before: looked
-            // at until then, for up to 30 s.
+            // Released on the loops' threads: looked at for up to 30 s, not at once, so that
+            // a release after the answers' sends passes too.
             let deadline = ContinuousClock.now + .seconds(30)
             while responder.owners.alive > 0 && ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.001)
