@@ -13,6 +13,19 @@ struct EntityTagTests {
     }
 
     @Test(
+        "the header form is the quoted epoch, a dash and the revision in decimal",
+        arguments: [
+            ("", 0, #""-0""#), ("e", 9, #""e-9""#), ("e", 10, #""e-10""#),
+            ("0a1b2c3d-4e5f", 1_234_567_890, #""0a1b2c3d-4e5f-1234567890""#),
+            ("é!#~", UInt64.max, #""é!#~-18446744073709551615""#),
+        ] as [(String, UInt64, String)])
+    func headerForm(_ epoch: String, _ revision: UInt64, _ expected: String) {
+        let header = EntityTag(epoch: epoch, revision: revision).header
+        #expect(header == expected)
+        #expect(Array(header.utf8) == Array(expected.utf8))
+    }
+
+    @Test(
         "an epoch with a space, a quote, a comma or a control character is refused",
         arguments: [#""-2"#, #"" x-1""#, "a b-1", #""x-1", "0a1b-42""#, "a,b-1", "a\u{7f}-1", "a\tb-1"])
     func unprintable(_ text: String) {
