@@ -72,6 +72,13 @@ struct JSONMediaTypeTests {
             ("application/jsonx", false),
             ("text/plain; application/json", false),
             ("application/json\u{301}", false),
+            ("\tAPPLICATION/MERGE-PATCH+JSON\t; charset=utf-8", true),
+            (" \u{301}application/json", false),
+            ("application/json \u{301}", false),
+            ("application/\u{212A}json", false),
+            ("application/json\u{0}", false),
+            ("application/merge-patch+jso", false),
+            ("application/JSON;;", true),
         ]
         for (contentType, expected) in cases {
             #expect(
