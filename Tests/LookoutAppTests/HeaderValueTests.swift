@@ -79,6 +79,7 @@ struct JSONMediaTypeTests {
             ("application/json\u{0}", false),
             ("application/merge-patch+jso", false),
             ("application/JSON;;", true),
+            ("application/json\u{37E}charset=utf-8", false),
         ]
         for (contentType, expected) in cases {
             #expect(
