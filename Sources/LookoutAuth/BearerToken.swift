@@ -16,8 +16,8 @@ public enum BearerToken {
         return try token(byCharacter: header)
     }
 
-    /// Whether every byte is below 0x80, tested eight at a time: byte by byte, a token of
-    /// ~250 bytes took ~1,100 instructions, on every write (callgrind, Benchmarks/README.md
+    /// Whether every byte is below 0x80, tested eight at a time: byte by byte, a header of
+    /// ~290 bytes took ~1,100 instructions, on every write (callgrind, Benchmarks/README.md
     /// stop 54).
     static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
