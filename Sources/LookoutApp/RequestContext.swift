@@ -66,28 +66,10 @@ final class RequestContext: Sendable {
     static func isJSON(_ contentType: String?) -> Bool {
         guard var contentType else { return false }
         return contentType.withUTF8 { bytes in
-            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
-            var start = 0
-            while start < end, isSpace(bytes[start]) { start += 1 }
-            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-            let mediaType = UnsafeBufferPointer(rebasing: bytes[start..<end])
-            return isLowercase(mediaType, "application/json") || isLowercase(mediaType, "application/merge-patch+json")
+            let head = UnsafeBufferPointer(rebasing: bytes[..<(bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count)])
+            let mediaType = UnsafeBufferPointer(rebasing: head[head.rangeTrimmingSpaces()])
+            return mediaType.isLowercased(as: "application/json")
+                || mediaType.isLowercased(as: "application/merge-patch+json")
         }
-    }
-
-    private static func isSpace(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
-    }
-
-    /// Whether `bytes` with `A`–`Z` lowercased are `name`'s.
-    private static func isLowercase(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
-        guard bytes.count == name.utf8CodeUnitCount else { return false }
-        let expected = name.utf8Start
-        for index in bytes.indices {
-            let byte = bytes[index]
-            let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            guard lowered == expected[index] else { return false }
-        }
-        return true
     }
 }

@@ -12,26 +12,26 @@ public struct EntityTag: Equatable, Sendable {
     /// ~1,800 instructions, four per single-wake round (callgrind, Benchmarks/README.md
     /// stop 54).
     public var header: String {
+        var digits = 1
+        var rest = revision / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
         var epoch = epoch  // withUTF8 is mutating; a native string is not copied
         return epoch.withUTF8 { epoch in
-            // UInt64.max has 20 digits.
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            String(unsafeUninitializedCapacity: epoch.count + digits + 3) { text in
+                text[0] = UInt8(ascii: "\"")
+                let dash = text.dropFirst().initialize(fromContentsOf: epoch)
+                text[dash] = UInt8(ascii: "-")
+                // The revision's digits, the last first.
                 var value = revision
-                var first = digits.count
-                repeat {
-                    first -= 1
-                    digits[first] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
+                for index in stride(from: dash + digits, to: dash, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value % 10)
                     value /= 10
-                } while value > 0
-                let revision = UnsafeBufferPointer(rebasing: digits[first...])
-                return String(unsafeUninitializedCapacity: epoch.count + revision.count + 3) { text in
-                    text[0] = UInt8(ascii: "\"")
-                    var end = text.dropFirst().initialize(fromContentsOf: epoch)
-                    text[end] = UInt8(ascii: "-")
-                    end = text[(end + 1)...].initialize(fromContentsOf: revision)
-                    text[end] = UInt8(ascii: "\"")
-                    return end + 1
                 }
+                text[dash + digits + 1] = UInt8(ascii: "\"")
+                return dash + digits + 2
             }
         }
     }

@@ -81,13 +81,18 @@ extension Substring {
     /// Whether `lowercased()` is `lowercase`, which is ASCII: compared byte by byte when
     /// the text is ASCII, where lowercasing maps only `A`–`Z`, without making a string.
     public func isLowercased(as lowercase: StaticString) -> Bool {
-        let equal = withASCIIBytes { bytes in
-            lowercase.withUTF8Buffer { expected in
-                bytes.elementsEqual(expected) { byte, wanted in
-                    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == wanted : byte == wanted
-                }
+        withASCIIBytes { $0.isLowercased(as: lowercase) } ?? (lowercased() == lowercase.description)
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether the bytes with `A`–`Z` lowercased are `lowercase`'s, which is ASCII: text
+    /// read byte by byte, compared without making a string.
+    public func isLowercased(as lowercase: StaticString) -> Bool {
+        lowercase.withUTF8Buffer { expected in
+            elementsEqual(expected) { byte, wanted in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == wanted : byte == wanted
             }
         }
-        return equal ?? (lowercased() == lowercase.description)
     }
 }

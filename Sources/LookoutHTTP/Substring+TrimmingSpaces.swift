@@ -41,7 +41,7 @@ extension String {
 extension UnsafeBufferPointer<UInt8> {
     /// The range of the bytes left once the spaces and tabs at both ends are dropped
     /// (RFC 9110 §5.6.3), for text read byte by byte.
-    func rangeTrimmingSpaces() -> Range<Int> {
+    public func rangeTrimmingSpaces() -> Range<Int> {
         let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
         var start = 0
         var end = count
