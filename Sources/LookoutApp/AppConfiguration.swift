@@ -31,6 +31,12 @@ public struct AppConfiguration: Sendable {
     public var database: Database
     /// A size limit for the database file; writes past it fail with 503. Nil: the disk's.
     public var maxDatabaseBytes: Int?
+    /// With SQLite, a write that finds no commit under way or queued is committed on the
+    /// event loop that read it while commits have averaged under this lately, and on the
+    /// writer thread otherwise; zero: always on the writer thread. The default is a few
+    /// fsyncs of a slow SSD: on a spinning disk, a loop's other connections would wait
+    /// for every write.
+    public var loopCommitLimit: Duration = .milliseconds(2)
     /// The PostgreSQL database (`postgres://user:password@host:port/database`) when
     /// ``database`` is ``Database/postgres``.
     public var databaseURL: String?

@@ -137,7 +137,7 @@ public func buildApplication(
     let crossOrigin = try configuration.corsOrigins.flatMap { origins throws(StartupError) in
         try CrossOrigin.parse(origins)
     }
-    let writes = WriteExecutor(store: store, inline: configuration.database == .memory)
+    let writes = WriteExecutor(store: store, placement: configuration.writePlacement)
     let responder = LookoutResponder(
         router: router, longPoll: LongPoll(store: store, maxWait: configuration.maxWaitSeconds, deadlines: deadlines),
         events: ServerSentEvents(
@@ -156,6 +156,8 @@ public func buildApplication(
     metrics.beforeEachScrape { metrics in
         metrics.storeRevision.set(to: Double(store.snapshot().revision))
         metrics.exportWakes(total: store.wokenCount)
+        let commits = writes.commits
+        metrics.exportCommits(onLoops: commits.onLoops, byWriter: commits.byWriter)
     }
     if let feed {
         feed.start()

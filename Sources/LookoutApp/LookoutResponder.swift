@@ -144,8 +144,8 @@ final class LookoutResponder: HTTPResponder {
                 } catch {
                     return .response(finish(request, requestID, measured, .failure(error)))
                 }
-                if writes.isInline {
-                    return .response(finish(request, requestID, measured, Result { try writes.applyNow(prepared) }))
+                if let outcome = writes.applyHere(prepared) {
+                    return .response(finish(request, requestID, measured, outcome))
                 }
                 return .suspend(
                     onShutdown: { APIError.shuttingDown.response(requestID: requestID.description) },

@@ -44,7 +44,11 @@ public final class ServiceMetrics: Sendable {
     /// Long-polls woken by a write.
     let wakes: Counter
     private let storageErrors: Counter
-    private let exportedWakes = Mutex<UInt64>(0)
+    /// Commits of writes to storage, by the thread that made them.
+    private let loopCommits: Counter
+    private let writerCommits: Counter
+    /// What the counters above were last brought up to (``export(_:to:)``).
+    private let exported = Mutex<[ObjectIdentifier: UInt64]>([:])
     private let hooks = Mutex<[@Sendable (ServiceMetrics) -> Void]>([])
 
     init() {
@@ -64,6 +68,13 @@ public final class ServiceMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "lookout", metricName: "storage_errors", unitName: "total",
                 helpText: "Writes to storage that failed."))
+        let commits = MetricNameDescriptor(
+            namespace: "lookout", metricName: "commits", unitName: "total",
+            helpText:
+                "Commits to SQLite or PostgreSQL: on the event loop that read the write (thread=loop), or by the writer thread as a group (thread=writer)."
+        )
+        loopCommits = registry.makeCounter(descriptor: commits, labels: [("thread", "loop")])
+        writerCommits = registry.makeCounter(descriptor: commits, labels: [("thread", "writer")])
     }
 
     /// For code written against swift-metrics (`Counter(label:dimensions:factory:)` and the
@@ -96,10 +107,23 @@ public final class ServiceMetrics: Sendable {
 
     /// Brings `lookout_wakes_total` up to `total`, the wakes counted so far elsewhere.
     func exportWakes(total: UInt64) {
-        exportedWakes.withLock { exported in
-            guard total > exported else { return }
-            wakes.increment(by: Int64(total - exported))
-            exported = total
+        export(total, to: wakes)
+    }
+
+    /// Brings `lookout_commits_total` up to the commits counted so far by the writes'
+    /// executor, on loops and by the writer thread.
+    func exportCommits(onLoops: UInt64, byWriter: UInt64) {
+        export(onLoops, to: loopCommits)
+        export(byWriter, to: writerCommits)
+    }
+
+    /// Brings `counter` up to `total`, a count kept elsewhere.
+    private func export(_ total: UInt64, to counter: Counter) {
+        exported.withLock { exported in
+            let before = exported[ObjectIdentifier(counter), default: 0]
+            guard total > before else { return }
+            counter.increment(by: Int64(total - before))
+            exported[ObjectIdentifier(counter)] = total
         }
     }
 

@@ -80,6 +80,7 @@ struct PersistenceTests {
         async let held = app.request("GET", "/v1/notes/1?wait=30", headers: [Self.json, ("If-None-Match", tag)])
         try await app.waitUntilHeld(1)
         let port = app.port
+        let before = try Scrape(try await app.request("GET", "/metrics").text)
         let statuses = Mutex<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 16) { index in
             let status = try? TestHTTP.request(
@@ -89,10 +90,81 @@ struct PersistenceTests {
         }
         #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
         #expect(try await held.status == 200)
+        // Each write applied once, each commit on a loop or as one of the writer's groups.
+        let after = try Scrape(try await app.request("GET", "/metrics").text)
+        #expect(after.delta(from: before, "lookout_store_revision") == 16)
+        let committed =
+            after.delta(from: before, "lookout_commits_total", ["thread": "loop"])
+            + after.delta(from: before, "lookout_commits_total", ["thread": "writer"])
+        #expect((1...16).contains(committed), "\(committed) commits")
         // Each group is counted off just after its writes were answered and the polls it
         // woke posted to their loops, which their clients may read first.
         try await waitUntil(every: .milliseconds(5)) { app.application.writesAwaited == 0 }
         #expect(app.application.writesAwaited == 0, "a write counted once, off once")
+    }
+
+    /// Commits so far by the thread that made them, from `lookout_commits_total`.
+    func commits(_ app: LiveApp) async throws -> (onLoops: Double, byWriter: Double) {
+        let response = try await app.request("GET", "/metrics")
+        try #require(response.status == 200)
+        let scrape = try Scrape(response.text)
+        return (
+            scrape.value("lookout_commits_total", ["thread": "loop"]) ?? 0,
+            scrape.value("lookout_commits_total", ["thread": "writer"]) ?? 0
+        )
+    }
+
+    @Test(
+        "a write that finds no commit under way is committed on the loop that read it, and wakes its poll; with the limit at zero, by the writer",
+        arguments: [true, false])
+    func committedOnTheLoop(onLoop: Bool) async throws {
+        let directory = temporaryDirectory()
+        defer { remove(directory) }
+        let file = try dataFile(directory)
+        let app = try await LiveApp.start(dataDirectory: directory) {
+            $0.dataFile = file
+            if !onLoop { $0.loopCommitLimit = .zero }
+        }
+        let editor = try await app.editorHeaders()
+        let tag = try #require(try await app.request("GET", "/v1/notes/1").header("ETag"))
+        let before = try await commits(app)
+        async let held = app.request("GET", "/v1/notes/1?wait=30", headers: [Self.json, ("If-None-Match", tag)])
+        try await app.waitUntilHeld(1)
+        let write = try await app.request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"written"}"#)
+        #expect(write.status == 200)
+        #expect(try await held.json["title"] == "written")
+        let after = try await commits(app)
+        #expect(after.onLoops - before.onLoops == (onLoop ? 1 : 0))
+        #expect(after.byWriter - before.byWriter == (onLoop ? 0 : 1))
+        app.shutdown()
+        // Acknowledged only once durable: there after a restart.
+        let again = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
+        defer { again.shutdown() }
+        #expect(try await again.request("GET", "/v1/notes/1").json["title"] == "written")
+    }
+
+    @Test("once commits have averaged over the limit, a lone write goes to the writer thread")
+    func slowCommitsGoToTheWriter() async throws {
+        let directory = temporaryDirectory()
+        defer { remove(directory) }
+        let file = try dataFile(directory)
+        // No commit takes under a nanosecond: the first write, with no average yet, is
+        // committed on its loop; its time puts the average over the limit.
+        let app = try await LiveApp.start(dataDirectory: directory) {
+            $0.dataFile = file
+            $0.loopCommitLimit = .nanoseconds(1)
+        }
+        defer { app.shutdown() }
+        let editor = try await app.editorHeaders()
+        let before = try await commits(app)
+        for title in ["one", "two", "three"] {
+            let write = try await app.request("PATCH", "/v1/notes/1", headers: editor, body: #"{"title":"\#(title)"}"#)
+            #expect(write.status == 200)
+        }
+        let after = try await commits(app)
+        #expect(after.onLoops - before.onLoops == 1)
+        #expect(after.byWriter - before.byWriter == 2)
+        #expect(try await app.request("GET", "/v1/notes/1").json["title"] == "three")
     }
 
     @Test("the data file is imported once: later starts keep edits and add newly declared collections")
