@@ -97,8 +97,10 @@ final class WriteExecutor: Sendable {
     let awaited = AwaitedAnswers()
     private let queue = Mutex<Queue>(Queue())
     private let work = DispatchSemaphore(value: 0)
-    /// The moving average of commit times in nanoseconds, each new one weighing 1/8.
+    /// The moving average of commit times in nanoseconds, each new one weighing 1/8
+    /// (``Placement/loopWhenIdle(limit:)`` only), and its limit.
     private let averageCommit = Atomic<UInt64>(0)
+    private let averageLimit: UInt64
     /// Commits made on a loop and by the writer thread (`lookout_commits_total`).
     private let loopCommits = Atomic<UInt64>(0)
     private let writerCommits = Atomic<UInt64>(0)
@@ -106,6 +108,11 @@ final class WriteExecutor: Sendable {
     init(store: Store, placement: Placement) {
         self.store = store
         self.placement = placement
+        if case .loopWhenIdle(let limit) = placement {
+            averageLimit = Self.nanoseconds(limit)
+        } else {
+            averageLimit = 0
+        }
         if placement != .inline {
             // Named before this returns, so that the thread shows its name from the start.
             let named = DispatchSemaphore(value: 0)
@@ -135,10 +142,8 @@ final class WriteExecutor: Sendable {
             return Result { try prepared.answer(apply(prepared)) }
         case .writer:
             return nil
-        case .loopWhenIdle(let limit):
-            let (seconds, attoseconds) = limit.components
-            let limitNanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-            guard averageCommit.load(ordering: .relaxed) < limitNanoseconds else { return nil }
+        case .loopWhenIdle:
+            guard averageCommit.load(ordering: .relaxed) < averageLimit else { return nil }
             let idle = queue.withLock { queue in
                 guard !queue.committing, queue.pending.isEmpty, queue.lastGroup == 1 else { return false }
                 queue.committing = true
@@ -217,9 +222,11 @@ final class WriteExecutor: Sendable {
     }
 
     /// Runs a commit, `body` (the store's apply, which returns once the commit is durable),
-    /// and adds its time to the moving average with weight 1/8. Only one commit runs at a
-    /// time (``Queue/committing``), so the average's load and store do not race.
+    /// and adds its time to the moving average with weight 1/8, for the placement that
+    /// reads it. With that placement only one commit runs at a time (``Queue/committing``),
+    /// so the average's load and store do not race.
     private func timed<Result>(_ body: () -> Result) -> Result {
+        guard case .loopWhenIdle = placement else { return body() }
         let started = RouteMetrics.now()
         defer {
             let elapsed = RouteMetrics.now() &- started
@@ -227,6 +234,15 @@ final class WriteExecutor: Sendable {
             averageCommit.store(average - average / 8 + elapsed / 8, ordering: .relaxed)
         }
         return body()
+    }
+
+    /// `duration` in whole nanoseconds: 0 if negative, `UInt64.max` if longer than that.
+    private static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflowed) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, carried) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflowed || carried ? .max : total
     }
 
     /// Names the calling thread ``threadName``. Foundation's `Thread.name` does not reach
