@@ -51,6 +51,7 @@
 //       "summary n=.. ok=.. p50_us=.. p99_us=.. max_us=.. min_us=..".
 //
 //   client single --port P --token T [--rounds R] [--id 1] [--value-base V] [--gap-us 1000]
+//                 [--stamps FILE]
 //       Two keep-alive connections, poll and write. Per round: GET items/ID?fields=v to
 //       learn the ETag, send the long-poll with it, sleep --gap-us (an Nchan subscriber
 //       whose poll arrives after the publish waits for the next message, so under a tracer
@@ -60,6 +61,9 @@
 //       "wake  n=.. p50_us=.. p99_us=.. max_us=.."  (t1 - t0)
 //       "write_with_poll n=.. ..."                  (t2 - t0)
 //       "write_alone n=.. ..."                      (PATCH round trip, nothing held)
+//       --stamps FILE writes each measured round's t0 and t1 to FILE, "T0_NS T1_NS" in
+//       nanoseconds of CLOCK_MONOTONIC, the clock of the server's wake trace, so that
+//       wake-budget.sh can line them up with the server's stages.
 //
 //   client stream-single --port P --token T [--rounds R] [--id 1] [--value-base V]
 //       Two keep-alive connections, stream and write. Writes {"v":V} to ID, opens the
@@ -111,7 +115,7 @@ static void die(const char *fmt, ...) {
 // --- options ----------------------------------------------------------------------
 
 struct options {
-    const char *host, *src, *etag, *fields, *token, *ids;
+    const char *host, *src, *etag, *fields, *token, *ids, *stamps;
     int port, n, wait, inflight, rounds, print_each, nchan, gap_us, keep_open;
     long same_id, ids_from, id, value_base, expect;
     double timeout, linger;
@@ -138,6 +142,7 @@ static void parse_options(int argc, char **argv, struct options *o) {
         else if (OPT("--inflight")) o->inflight = atoi(v);
         else if (OPT("--token")) o->token = v;
         else if (OPT("--ids")) o->ids = v;
+        else if (OPT("--stamps")) o->stamps = v;
         else if (OPT("--rounds")) o->rounds = atoi(v);
         else if (OPT("--gap-us")) o->gap_us = atoi(v);
         else if (OPT("--id")) o->id = atol(v);
@@ -907,6 +912,8 @@ static int mode_single(const struct options *o) {
     int status, len;
     long value = o->value_base;
     int bad = 0;
+    FILE *stamps = NULL;
+    if (o->stamps && !(stamps = fopen(o->stamps, "w"))) die("cannot write %s: %s", o->stamps, strerror(errno));
     for (int i = -10; i < rounds; i++) {  // 10 warm-up rounds
         if (!o->nchan) {  // learn the cursor; an Nchan subscriber waits for the next message anyway
             len = snprintf(req, sizeof req, "GET /v1/items/%ld?fields=v HTTP/1.1\r\nHost: %s:%d\r\n\r\n",
@@ -935,8 +942,10 @@ static int mode_single(const struct options *o) {
         if (i >= 0) {
             wake[i] = t1 - t0;
             with_poll[i] = t2 - t0;
+            if (stamps) fprintf(stamps, "%" PRIu64 " %" PRIu64 "\n", t0, t1);
         }
     }
+    if (stamps && fclose(stamps) != 0) die("cannot write %s: %s", o->stamps, strerror(errno));
     for (int i = -10; i < rounds; i++) {
         len = format_patch(req, sizeof req, o, o->id, ++value);
         uint64_t t0 = now_ns();
