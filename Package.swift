@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "LookoutStore", "LookoutJSON",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

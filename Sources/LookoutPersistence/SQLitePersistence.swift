@@ -20,6 +20,8 @@ public final class SQLitePersistence: Persistence {
 
     public let path: String
     private let pool: DatabasePool
+    /// Checkpoints the log off the committing thread (``Checkpointer``).
+    let checkpointer: Checkpointer
     /// The last revision recorded, as this connection last knew it; nil when it must be
     /// read from the rows again (``RecordedRevision``).
     private let recorded = Mutex<RecordedRevision?>(nil)
@@ -44,7 +46,15 @@ public final class SQLitePersistence: Persistence {
     ///     one-field documents (Benchmarks/README.md, stop 49), and writes waited behind it.
     /// - Throws: ``PersistenceError/corrupt(_:)`` for a file that is not a Lookout
     ///   database or is damaged, ``PersistenceError/unavailable(_:)`` when it cannot be opened.
-    public init(path: String, maxBytes: Int? = nil, lock: ServingLock? = nil) throws(PersistenceError) {
+    public convenience init(path: String, maxBytes: Int? = nil, lock: ServingLock? = nil) throws(PersistenceError) {
+        try self.init(path: path, maxBytes: maxBytes, lock: lock, checkpointFrames: (1000, 10_000))
+    }
+
+    /// As ``init(path:maxBytes:lock:)``, with the log's frames at which a checkpoint is
+    /// asked for, and at which the commit runs one itself (``Checkpointer``).
+    init(
+        path: String, maxBytes: Int? = nil, lock: ServingLock? = nil, checkpointFrames: (request: Int32, inline: Int32)
+    ) throws(PersistenceError) {
         self.path = path
         self.lock = lock
         if FileManager.default.fileExists(atPath: path) {
@@ -68,6 +78,9 @@ public final class SQLitePersistence: Persistence {
             // last one would be lost to a power cut (Benchmarks/README.md, stop 43).
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
             try pool.write { db in try Self.migrate(db) }
+            checkpointer = try Checkpointer(
+                path: path, requestFrames: checkpointFrames.request, inlineFrames: checkpointFrames.inline)
+            pool.writeWithoutTransaction { [checkpointer] db in checkpointer.install(on: db) }
         } catch {
             throw Self.classify(error, opening: true)
         }
@@ -77,6 +90,11 @@ public final class SQLitePersistence: Persistence {
         // A database made by an earlier Lookout may be readable by others; it holds the
         // users' password hashes. SQLite gives its -wal and -shm files the database's mode.
         for file in [path, path + "-wal", path + "-shm"] { Self.makePrivate(file) }
+    }
+
+    deinit {
+        // The hook holds the checkpointer unretained.
+        pool.writeWithoutTransaction { [checkpointer] db in checkpointer.uninstall(from: db) }
     }
 
     /// Creates an empty file at `path` that only its owner may read or write (0600): the

@@ -68,6 +68,52 @@ struct SQLitePersistenceTests {
         #expect(throws: PersistenceError.self) { try SQLitePersistence(path: path) }
     }
 
+    @Test("the log is checkpointed by the checkpointer's connection, not by the commits")
+    func checkpointsAside() throws {
+        let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
+        do {
+            let storage = try SQLitePersistence(path: path, checkpointFrames: (request: 8, inline: 100_000))
+            try storage.create(epoch: "e")
+            let copiedBefore = fileSize(path)
+            // Each record longer than a page, so that the file grows as the log is copied in.
+            let long = String(repeating: "x", count: 5000)
+            for key in 0..<60 { try storage.putRecord(.string(long + "\(key)"), kind: "k", key: "\(key)") }
+            storage.checkpointer.drain()
+            #expect(storage.checkpointer.background.load(ordering: .relaxed) >= 1)
+            #expect(storage.checkpointer.inline.load(ordering: .relaxed) == 0)
+            #expect(fileSize(path) > copiedBefore, "the log's pages were copied into the database file")
+        }
+        let reopened = try SQLitePersistence(path: path)
+        let records = try reopened.records("k")
+        #expect(records.count == 60)
+        #expect(records["59"] == .string(String(repeating: "x", count: 5000) + "59"))
+    }
+
+    @Test("a log whose checkpoints fall behind is checkpointed by the commit past the inline limit")
+    func checkpointsInlineWhenBehind() throws {
+        let directory = temporaryPath("sqlite")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/lookout.sqlite"
+        let storage = try SQLitePersistence(path: path, checkpointFrames: (request: 8, inline: 32))
+        try storage.create(epoch: "e")
+        storage.checkpointer.drain()
+        let before = storage.checkpointer.background.load(ordering: .relaxed)
+        try storage.checkpointer.holding {
+            for key in 0..<100 { try storage.putRecord(.int(key), kind: "k", key: "\(key)") }
+            #expect(storage.checkpointer.background.load(ordering: .relaxed) == before)
+        }
+        #expect(storage.checkpointer.inline.load(ordering: .relaxed) >= 1)
+        // 100 commits of at least a page each, had the log not started again after a checkpoint.
+        #expect(fileSize(path + "-wal") < 60 * 4096, "the log stayed near the inline limit")
+        #expect(try storage.records("k").count == 100)
+    }
+
+    private func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
     @Test("past the size limit a write fails as full, stores nothing, and reads still work")
     func full() throws {
         let directory = temporaryPath("sqlite")
