@@ -9,7 +9,7 @@ import Synchronization
 /// SQLite's automatic checkpoint runs in the commit that takes the log past 1,000 frames,
 /// before that commit returns, on whatever thread made it: an event loop, since a lone
 /// durable write commits on the loop that read it. With 100,000 documents written at
-/// random, that commit took ~10 ms, for every connection on that loop
+/// random, that commit took ~7 ms, and so did every request on that loop behind it
 /// (Benchmarks/README.md, stop 56). Here the writing connection's log hook
 /// (`sqlite3_wal_hook`, which replaces the automatic checkpoint) asks for a checkpoint
 /// at 1,000 frames, and this connection runs a passive one, which waits for no reader
@@ -29,11 +29,11 @@ final class Checkpointer: Sendable {
     private let queue = DispatchQueue(label: "lookout.checkpoint")
     /// Whether a checkpoint is asked for and has not started yet.
     private let requested = Atomic<Bool>(false)
-    /// Checkpoints run here, and by a commit (``inlineFrames``).
+    /// Checkpoints run on the queue, and tried by a commit (``inlineFrames``).
     let background = Atomic<Int>(0)
     let inline = Atomic<Int>(0)
 
-    init(path: String, requestFrames: Int32 = 1000, inlineFrames: Int32 = 10_000) throws {
+    init(path: String, requestFrames: Int32, inlineFrames: Int32) throws {
         self.requestFrames = requestFrames
         self.inlineFrames = max(requestFrames, inlineFrames)
         var configuration = Configuration()
