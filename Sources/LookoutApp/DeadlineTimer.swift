@@ -70,6 +70,9 @@ final class DeadlineTimer: @unchecked Sendable {
     private let cancelledInHeap = Atomic<Int>(0)
     /// Times the thread has woken from a wait, for any reason (for tests of its wakes).
     private let wakes = Atomic<Int>(0)
+    /// Whether the thread is waiting for the earliest deadline (under the lock; for tests
+    /// that must not have it run in their midst).
+    private var waitingForDeadline = false
 
     init(coalescing: Duration = .zero) {
         self.coalescing = coalescing
@@ -131,6 +134,14 @@ final class DeadlineTimer: @unchecked Sendable {
         wakes.load(ordering: .relaxed)
     }
 
+    /// Whether the timer's thread is waiting for the earliest deadline: until that deadline
+    /// or a new earlier one, it touches nothing.
+    var isWaitingForDeadline: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return waitingForDeadline
+    }
+
     /// Stops the thread; pending actions never run.
     func stop() {
         condition.lock()
@@ -158,7 +169,9 @@ final class DeadlineTimer: @unchecked Sendable {
             guard first.deadline <= now else {
                 let wait = now.duration(to: first.deadline) + coalescing
                 let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+                waitingForDeadline = true
                 _ = condition.wait(until: Date().addingTimeInterval(seconds))
+                waitingForDeadline = false
                 wakes.add(1, ordering: .relaxed)
                 continue
             }

@@ -66,10 +66,14 @@ struct DeadlineTimerTests {
         defer { timer.stop() }
         final class Held: Sendable {}
         let count = 5000
-        // A pending entry ahead of all the others: the timer's thread, whenever it runs (on a
-        // busy machine, in the middle of the cancels), finds it first and drops nothing, so
-        // only the compaction empties the heap.
+        // A pending entry ahead of all the others, and the timer's thread waiting for it
+        // before anything else is scheduled: a thread that first ran in the middle of the
+        // cancels (a late start on a busy machine) compacted the heap itself, and left fewer
+        // than the smallest compaction for the schedule below (665 entries once).
         let keeper = timer.schedule(after: .seconds(300)) {}
+        let giveUp = ContinuousClock.now + .seconds(60)
+        while !timer.isWaitingForDeadline && ContinuousClock.now < giveUp { sched_yield() }
+        #expect(timer.isWaitingForDeadline)
         var tokens: [DeadlineTimer.Token] = []
         var watched: [() -> Held?] = []
         for _ in 0..<count {
