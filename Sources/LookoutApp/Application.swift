@@ -158,6 +158,10 @@ public func buildApplication(
         metrics.exportWakes(total: store.wokenCount)
         let commits = writes.commits
         metrics.exportCommits(onLoops: commits.onLoops, byWriter: commits.byWriter)
+        if let sqlite = state.persistence as? SQLitePersistence {
+            let checkpoints = sqlite.checkpoints
+            metrics.exportCheckpoints(inQueue: checkpoints.inQueue, byCommits: checkpoints.byCommits)
+        }
     }
     if let feed {
         feed.start()

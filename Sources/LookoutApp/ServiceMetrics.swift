@@ -47,6 +47,8 @@ public final class ServiceMetrics: Sendable {
     /// Commits of writes to storage, by the thread that made them.
     private let loopCommits: Counter
     private let writerCommits: Counter
+    private let queueCheckpoints: Counter
+    private let commitCheckpoints: Counter
     /// What the counters above were last brought up to (``export(_:to:)``).
     private let exported = Mutex<[ObjectIdentifier: UInt64]>([:])
     private let hooks = Mutex<[@Sendable (ServiceMetrics) -> Void]>([])
@@ -75,6 +77,13 @@ public final class ServiceMetrics: Sendable {
         )
         loopCommits = registry.makeCounter(descriptor: commits, labels: [("thread", "loop")])
         writerCommits = registry.makeCounter(descriptor: commits, labels: [("thread", "writer")])
+        let checkpoints = MetricNameDescriptor(
+            namespace: "lookout", metricName: "checkpoints", unitName: "total",
+            helpText:
+                "SQLite log checkpoints: run beside the commits on a connection of their own (by=queue), or tried by a commit because the log passed 10,000 pages (by=commit)."
+        )
+        queueCheckpoints = registry.makeCounter(descriptor: checkpoints, labels: [("by", "queue")])
+        commitCheckpoints = registry.makeCounter(descriptor: checkpoints, labels: [("by", "commit")])
     }
 
     /// For code written against swift-metrics (`Counter(label:dimensions:factory:)` and the
@@ -115,6 +124,13 @@ public final class ServiceMetrics: Sendable {
     func exportCommits(onLoops: UInt64, byWriter: UInt64) {
         export(onLoops, to: loopCommits)
         export(byWriter, to: writerCommits)
+    }
+
+    /// Brings `lookout_checkpoints_total` up to the checkpoints counted so far by SQLite's
+    /// storage, beside the commits and by them.
+    func exportCheckpoints(inQueue: UInt64, byCommits: UInt64) {
+        export(inQueue, to: queueCheckpoints)
+        export(byCommits, to: commitCheckpoints)
     }
 
     /// Brings `counter` up to `total`, a count kept elsewhere.

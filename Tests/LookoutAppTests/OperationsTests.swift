@@ -135,7 +135,7 @@ struct OperationsTests {
                 ("lookout_http_requests_total", "counter"), ("lookout_http_request_duration_seconds", "histogram"),
                 ("lookout_held_sessions", "gauge"), ("lookout_wakes_total", "counter"),
                 ("lookout_store_revision", "gauge"), ("lookout_storage_errors_total", "counter"),
-                ("lookout_commits_total", "counter"),
+                ("lookout_commits_total", "counter"), ("lookout_checkpoints_total", "counter"),
             ] {
                 #expect(response.text.contains("# TYPE \(name) \(type)\n"), "\(name)")
                 #expect(response.text.contains("# HELP \(name) "), "\(name)")

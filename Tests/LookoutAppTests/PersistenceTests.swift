@@ -167,6 +167,29 @@ struct PersistenceTests {
         #expect(try await app.request("GET", "/v1/notes/1").json["title"] == "three")
     }
 
+    @Test("SQLite's log is checkpointed beside the commits once it passes 1,000 pages, and counted")
+    func checkpointedBeside() async throws {
+        let directory = temporaryDirectory()
+        defer { remove(directory) }
+        let file = try dataFile(directory)
+        let app = try await LiveApp.start(dataDirectory: directory) { $0.dataFile = file }
+        defer { app.shutdown() }
+        let editor = try await app.editorHeaders()
+        // ~50 pages of log each: 30 of them pass the 1,000 at which a checkpoint is asked for.
+        let body = #"{"title":""# + String(repeating: "x", count: 200_000) + #""}"#
+        for _ in 0..<30 {
+            #expect(try await app.request("POST", "/v1/notes", headers: editor, body: body).status == 201)
+        }
+        func checkpoints(by: String) async throws -> Double {
+            try Scrape(try await app.request("GET", "/metrics").text).value(
+                "lookout_checkpoints_total", ["by": by]) ?? 0
+        }
+        try await waitUntil(every: .milliseconds(10)) { try await checkpoints(by: "queue") >= 1 }
+        #expect(try await checkpoints(by: "queue") >= 1)
+        #expect(try await checkpoints(by: "commit") == 0)
+        #expect(try await app.request("GET", "/v1/notes").header("X-Total-Count") == "31")
+    }
+
     @Test("the data file is imported once: later starts keep edits and add newly declared collections")
     func importOnce() async throws {
         let directory = temporaryDirectory()
