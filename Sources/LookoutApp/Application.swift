@@ -153,12 +153,13 @@ public func buildApplication(
     metrics.beforeEachScrape { [weak server] metrics in
         metrics.heldSessions.set(to: Double(server?.suspendedCount ?? 0))
     }
+    let sqlite = state.persistence as? SQLitePersistence
     metrics.beforeEachScrape { metrics in
         metrics.storeRevision.set(to: Double(store.snapshot().revision))
         metrics.exportWakes(total: store.wokenCount)
         let commits = writes.commits
         metrics.exportCommits(onLoops: commits.onLoops, byWriter: commits.byWriter)
-        if let sqlite = state.persistence as? SQLitePersistence {
+        if let sqlite {
             let checkpoints = sqlite.checkpoints
             metrics.exportCheckpoints(inQueue: checkpoints.inQueue, byCommits: checkpoints.byCommits)
         }

@@ -70,20 +70,28 @@ public final class ServiceMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "lookout", metricName: "storage_errors", unitName: "total",
                 helpText: "Writes to storage that failed."))
-        let commits = MetricNameDescriptor(
-            namespace: "lookout", metricName: "commits", unitName: "total",
-            helpText:
+        (loopCommits, writerCommits) = Self.counters(
+            "commits", in: registry, label: "thread", "loop", "writer",
+            help:
                 "Commits to SQLite or PostgreSQL: on the event loop that read the write (thread=loop), or by the writer thread as a group (thread=writer)."
         )
-        loopCommits = registry.makeCounter(descriptor: commits, labels: [("thread", "loop")])
-        writerCommits = registry.makeCounter(descriptor: commits, labels: [("thread", "writer")])
-        let checkpoints = MetricNameDescriptor(
-            namespace: "lookout", metricName: "checkpoints", unitName: "total",
-            helpText:
+        (queueCheckpoints, commitCheckpoints) = Self.counters(
+            "checkpoints", in: registry, label: "by", "queue", "commit",
+            help:
                 "SQLite log checkpoints: run beside the commits on a connection of their own (by=queue), or tried by a commit because the log passed 10,000 pages (by=commit)."
         )
-        queueCheckpoints = registry.makeCounter(descriptor: checkpoints, labels: [("by", "queue")])
-        commitCheckpoints = registry.makeCounter(descriptor: checkpoints, labels: [("by", "commit")])
+    }
+
+    /// The two counters of `lookout_<name>_total`, told apart by `label`'s two values.
+    private static func counters(
+        _ name: String, in registry: PrometheusCollectorRegistry, label: String, _ first: String, _ second: String,
+        help: String
+    ) -> (Counter, Counter) {
+        let descriptor = MetricNameDescriptor(namespace: "lookout", metricName: name, unitName: "total", helpText: help)
+        return (
+            registry.makeCounter(descriptor: descriptor, labels: [(label, first)]),
+            registry.makeCounter(descriptor: descriptor, labels: [(label, second)])
+        )
     }
 
     /// For code written against swift-metrics (`Counter(label:dimensions:factory:)` and the

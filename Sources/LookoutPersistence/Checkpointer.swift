@@ -30,8 +30,8 @@ final class Checkpointer: Sendable {
     /// Whether a checkpoint is asked for and has not started yet.
     private let requested = Atomic<Bool>(false)
     /// Checkpoints run on the queue, and tried by a commit (``inlineFrames``).
-    let background = Atomic<Int>(0)
-    let inline = Atomic<Int>(0)
+    let background = Atomic<UInt64>(0)
+    let inline = Atomic<UInt64>(0)
 
     init(path: String, requestFrames: Int32, inlineFrames: Int32) throws {
         self.requestFrames = requestFrames

@@ -288,10 +288,7 @@ public final class SQLitePersistence: Persistence {
     /// Checkpoints of the log so far: run by the ``Checkpointer``'s queue beside the commits,
     /// and tried by commits because the log passed its inline limit.
     public var checkpoints: (inQueue: UInt64, byCommits: UInt64) {
-        (
-            UInt64(checkpointer.background.load(ordering: .relaxed)),
-            UInt64(checkpointer.inline.load(ordering: .relaxed))
-        )
+        (checkpointer.background.load(ordering: .relaxed), checkpointer.inline.load(ordering: .relaxed))
     }
 
     /// The writing connection's `PRAGMA synchronous` (``full`` once opened).
